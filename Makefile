@@ -1,0 +1,49 @@
+# The course's two entry points: `make lab` and `make test`.
+# Both create .venv when it is missing and (re)install when pyproject.toml changes.
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
+# JupyterLab refuses to run as root without --allow-root (containers, CI).
+ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
+
+.PHONY: setup lab test test-fast nbval browser-deps bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# The pin matters: torch 2.13.0 is the CPU build on this machine; anything else pulls CUDA.
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e ".[dev]"
+	# Build matplotlib's font cache now, not in a notebook's first cell (it writes to stderr).
+	MPLBACKEND=Agg $(PY) -c "import matplotlib.pyplot"
+	@touch $(STAMP)
+
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab $(ROOT_FLAG) --notebook-dir=notebooks
+
+# Debian's Chromium for the browser tests (Playwright drives it; it never downloads a browser).
+browser-deps:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "chromium is missing: sudo apt-get install -y chromium" >&2; exit 1; fi; }
+
+test: $(STAMP) browser-deps
+	$(PY) -m pytest -p no:cacheprovider --nbval --sanitize-with tests/nbval_sanitize.cfg tests $(NOTEBOOKS)
+
+# Unit tests only (no notebooks, no browser): the quick loop while editing course_lib.
+test-fast: $(STAMP)
+	$(PY) -m pytest -p no:cacheprovider -m "not browser and not slow" tests
+
+nbval: $(STAMP)
+	$(PY) -m pytest -p no:cacheprovider --nbval --sanitize-with tests/nbval_sanitize.cfg $(NOTEBOOKS)
+
+bench: $(STAMP)
+	$(PY) benchmarks/encoder_throughput.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis screenshots

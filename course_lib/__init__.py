@@ -1,0 +1,28 @@
+"""course_lib: the reference Transformer encoder, masks, plots and checks of the course.
+
+The six parts of the exercise (see the exercise contract) are exported at the top level::
+
+    from course_lib import (sinusoidal_positional_encoding, scaled_dot_product_attention,
+                            MultiHeadAttention, PositionwiseFeedForward, EncoderLayer, Encoder)
+"""
+
+from .attention import MultiHeadAttention, scaled_dot_product_attention
+from .encoder import Encoder, EncoderLayer
+from .errors import CourseTypeError, CourseValueError
+from .feed_forward import PositionwiseFeedForward
+from .masks import (causal_mask, hf_to_key_padding_mask, key_padding_to_attn_mask, key_padding_to_hf,
+                    padding_mask_from_lengths)
+from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, sinusoidal_positional_encoding
+from .utils import count_parameters, get_device, seed_everything, show_source
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "sinusoidal_positional_encoding", "scaled_dot_product_attention", "MultiHeadAttention",
+    "PositionwiseFeedForward", "EncoderLayer", "Encoder",
+    "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding",
+    "padding_mask_from_lengths", "causal_mask", "key_padding_to_attn_mask", "hf_to_key_padding_mask",
+    "key_padding_to_hf",
+    "get_device", "seed_everything", "count_parameters", "show_source",
+    "CourseValueError", "CourseTypeError",
+]

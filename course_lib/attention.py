@@ -1,0 +1,175 @@
+"""Scaled dot-product attention and multi-head attention.
+
+    Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V
+
+Mask conventions (the same as PyTorch's, so what you learn here transfers):
+
+* ``attn_mask`` is bool and **True = may attend**, as in ``torch.nn.functional.scaled_dot_product_attention``.
+* ``key_padding_mask`` is bool ``(B, T_k)`` and **True = padding (ignored)**, as in
+  ``torch.nn.MultiheadAttention``.
+* Hugging Face and the Annotated Transformer use integer masks with **1 = keep**. Convert with
+  ``course_lib.hf_to_key_padding_mask`` rather than inverting by hand.
+
+A query row that may attend to no key at all (a sequence that is all padding) gets all-zero weights
+and a zero output instead of the NaN that ``softmax`` of a row of ``-inf`` gives.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .errors import (CourseValueError, check_attn_mask, check_dropout, check_features,
+                     check_key_padding_mask, check_positive_int, check_tensor, describe)
+
+
+def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                                 attn_mask: torch.Tensor | None = None,
+                                 dropout_p: float = 0.0) -> tuple[torch.Tensor, torch.Tensor]:
+    """``softmax(q k^T / sqrt(d_k)) v``, written out step by step.
+
+    Args:
+        q: queries ``(..., T_q, d_k)``.
+        k: keys ``(..., T_k, d_k)``.
+        v: values ``(..., T_k, d_v)``.
+        attn_mask: optional bool mask broadcastable to ``(..., T_q, T_k)``; **True = may attend**.
+        dropout_p: dropout on the weights before they multiply ``v`` (training only; the returned
+            weights are the ones before dropout, so their rows sum to 1).
+
+    Returns:
+        ``(out, weights)``: ``out (..., T_q, d_v)`` and ``weights (..., T_q, T_k)``.
+
+    Shape:
+        q: ``(..., T_q, d_k)``, k: ``(..., T_k, d_k)``, v: ``(..., T_k, d_v)``
+        out: ``(..., T_q, d_v)``, weights: ``(..., T_q, T_k)``
+    """
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        check_tensor(name, t)
+        if t.dim() < 2:
+            raise CourseValueError(f"{name}: expected at least 2 dimensions (..., seq, features), got {describe(t)}")
+    if q.shape[-1] != k.shape[-1]:
+        raise CourseValueError(f"k: expected last dimension d_k={q.shape[-1]} (as q), got {describe(k)}")
+    if k.shape[-2] != v.shape[-2]:
+        raise CourseValueError(f"v: expected {k.shape[-2]} positions (as k), got {describe(v)}")
+    t_q, t_k = q.shape[-2], k.shape[-2]
+    target = (*torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]), t_q, t_k)
+    check_attn_mask(attn_mask, target)
+
+    d_k = q.shape[-1]
+    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)                              # (..., T_q, T_k)
+    if attn_mask is not None:
+        # The most negative finite number, not -inf: exp() of it is exactly 0 for any row that has
+        # one allowed key, and a row with none stays finite (it is zeroed just below).
+        scores = scores.masked_fill(~attn_mask, torch.finfo(scores.dtype).min)
+    weights = torch.softmax(scores, dim=-1)                                        # rows sum to 1
+    if attn_mask is not None:
+        weights = weights * attn_mask.any(dim=-1, keepdim=True)                   # rows with no key: 0
+    dropped = F.dropout(weights, p=dropout_p) if dropout_p > 0.0 else weights
+    return dropped @ v, weights                                                    # (..., T_q, d_v)
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention: ``num_heads`` attentions of width ``d_k = d_model / num_heads`` in parallel.
+
+    ``MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O`` with
+    ``head_i = Attention(Q W^Q_i, K W^K_i, V W^V_i)``. Head ``i`` uses features
+    ``[i * d_k, (i + 1) * d_k)`` of each projection; the heads are concatenated in order.
+
+    Args:
+        d_model: model width (input and output features).
+        num_heads: number of heads; must divide ``d_model``.
+        dropout: dropout on the attention weights (training only).
+        bias: whether the four projections have a bias.
+
+    Shape:
+        query: ``(B, T_q, d_model)``; key, value: ``(B, T_k, d_model)``
+        key_padding_mask: bool ``(B, T_k)``, **True = padding** (as ``nn.MultiheadAttention``)
+        attn_mask: bool broadcastable to ``(B, num_heads, T_q, T_k)``, **True = may attend**
+        out: ``(B, T_q, d_model)``; weights: ``(B, num_heads, T_q, T_k)`` (None if ``need_weights=False``)
+    """
+
+    def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True):
+        super().__init__()
+        check_positive_int("d_model", d_model)
+        check_positive_int("num_heads", num_heads)
+        check_dropout(dropout)
+        if d_model % num_heads != 0:
+            raise CourseValueError(
+                f"num_heads: expected a divisor of d_model={d_model}, got {num_heads} "
+                f"({d_model} / {num_heads} = {d_model / num_heads:.3g} features per head)"
+            )
+        self.d_model, self.num_heads, self.d_k = d_model, num_heads, d_model // num_heads
+        self.dropout = dropout
+        self.w_q = nn.Linear(d_model, d_model, bias=bias)   # W^Q, all heads side by side
+        self.w_k = nn.Linear(d_model, d_model, bias=bias)   # W^K
+        self.w_v = nn.Linear(d_model, d_model, bias=bias)   # W^V
+        self.w_o = nn.Linear(d_model, d_model, bias=bias)   # W^O
+
+    def split_heads(self, x: torch.Tensor) -> torch.Tensor:
+        """``(B, T, d_model)`` -> ``(B, num_heads, T, d_k)``: head ``i`` takes features ``[i*d_k, (i+1)*d_k)``."""
+        b, t, _ = x.shape
+        return x.view(b, t, self.num_heads, self.d_k).transpose(1, 2)               # (B, H, T, d_k)
+
+    def merge_heads(self, x: torch.Tensor) -> torch.Tensor:
+        """``(B, num_heads, T, d_k)`` -> ``(B, T, d_model)``, heads concatenated in order."""
+        b, _, t, _ = x.shape
+        return x.transpose(1, 2).reshape(b, t, self.d_model)                        # (B, T, H * d_k)
+
+    def forward(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                key_padding_mask: torch.Tensor | None = None, attn_mask: torch.Tensor | None = None,
+                need_weights: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Attend from ``query`` to ``key``/``value``.
+
+        ``need_weights=True`` (the default) runs the explicit ``softmax(QK^T/sqrt(d_k))V`` and returns
+        the per-head weights. ``need_weights=False`` runs PyTorch's fused
+        ``F.scaled_dot_product_attention`` (the same numbers, faster, less memory) and returns
+        ``(out, None)``.
+        """
+        check_features("query", query, self.d_model)
+        check_features("key", key, self.d_model)
+        check_features("value", value, self.d_model)
+        if key.shape[0] != query.shape[0] or value.shape[0] != query.shape[0]:
+            raise CourseValueError(
+                f"key/value: expected batch size {query.shape[0]} (as query), "
+                f"got key {describe(key)} and value {describe(value)}"
+            )
+        if value.shape[1] != key.shape[1]:
+            raise CourseValueError(f"value: expected {key.shape[1]} positions (as key), got {describe(value)}")
+        b, t_q, t_k = query.shape[0], query.shape[1], key.shape[1]
+        check_key_padding_mask(key_padding_mask, b, t_k)
+        check_attn_mask(attn_mask, (b, self.num_heads, t_q, t_k))
+
+        mask = merge_masks(key_padding_mask, attn_mask)                             # True = may attend
+        q = self.split_heads(self.w_q(query))                                       # (B, H, T_q, d_k)
+        k = self.split_heads(self.w_k(key))                                         # (B, H, T_k, d_k)
+        v = self.split_heads(self.w_v(value))                                       # (B, H, T_k, d_k)
+        p = self.dropout if self.training else 0.0
+        if need_weights:
+            out, weights = scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
+        else:
+            out, weights = fused_attention(q, k, v, mask, p), None
+        return self.w_o(self.merge_heads(out)), weights                             # (B, T_q, d_model)
+
+
+def merge_masks(key_padding_mask: torch.Tensor | None, attn_mask: torch.Tensor | None) -> torch.Tensor | None:
+    """One bool mask, True = may attend, from a padding mask (True = pad) and an ``attn_mask``."""
+    mask = None
+    if key_padding_mask is not None:
+        mask = ~key_padding_mask[:, None, None, :]                                  # (B, 1, 1, T_k)
+    if attn_mask is not None:
+        mask = attn_mask if mask is None else mask & attn_mask
+    return mask
+
+
+def fused_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None,
+                    dropout_p: float) -> torch.Tensor:
+    """``F.scaled_dot_product_attention`` with the explicit path's rule for rows with no key (zeros)."""
+    if mask is None:
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p)
+    has_key = mask.any(dim=-1, keepdim=True)                                        # (..., T_q, 1)
+    # A row with no allowed key would be NaN in the fused kernel: let it attend everywhere, then zero it.
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask | ~has_key, dropout_p=dropout_p)
+    return out * has_key

@@ -1,0 +1,168 @@
+"""The encoder: a stack of identical layers, each self-attention then a feed-forward network,
+each wrapped in a residual connection and layer normalization.
+
+Post-LN (the paper, and ``nn.TransformerEncoderLayer``'s default)::
+
+    x = norm1(x + dropout1(self_attn(x)))
+    x = norm2(x + dropout2(ffn(x)))
+
+Pre-LN (``norm_first=True``; Xiong et al., 2020; GPT-2 and most recent models)::
+
+    x = x + dropout1(self_attn(norm1(x)))
+    x = x + dropout2(ffn(norm2(x)))
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from .attention import MultiHeadAttention
+from .errors import (CourseTypeError, CourseValueError, check_dropout, check_features,
+                     check_positive_int, check_tensor, describe)
+from .feed_forward import PositionwiseFeedForward
+from .positional import check_length, sinusoidal_positional_encoding
+
+POSITIONAL = ("sinusoidal", "learned", "none")
+
+
+class EncoderLayer(nn.Module):
+    """One encoder layer: multi-head self-attention and a feed-forward network, with Add & Norm.
+
+    Args:
+        d_model, num_heads, d_ff, dropout: as in the paper (512, 8, 2048, 0.1 for the base model).
+        norm_first: False = post-LN (the paper), True = pre-LN.
+        activation: the feed-forward activation, ``"relu"`` (the paper) or ``"gelu"`` (BERT).
+        layer_norm_eps: epsilon of both LayerNorms (1e-5 as torch; BERT uses 1e-12).
+
+    Shape:
+        x: ``(B, T, d_model)``; key_padding_mask: bool ``(B, T)``, **True = padding**;
+        attn_mask: bool broadcastable to ``(B, num_heads, T, T)``, **True = may attend**;
+        output: ``(B, T, d_model)``, and the weights ``(B, num_heads, T, T)`` if ``return_attention``.
+
+    Without ``return_attention`` the attention runs PyTorch's fused kernel (same numbers, less
+    memory); with it, the explicit ``softmax(QK^T/sqrt(d_k))V`` whose weights you can plot.
+    """
+
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0,
+                 norm_first: bool = False, activation="relu", layer_norm_eps: float = 1e-5):
+        super().__init__()
+        check_dropout(dropout)
+        self.norm_first = norm_first
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
+        self.ffn = PositionwiseFeedForward(d_model, d_ff, dropout, activation)
+        self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.dropout1 = nn.Dropout(dropout)
+        self.dropout2 = nn.Dropout(dropout)
+
+    def attend(self, x, key_padding_mask, attn_mask, need_weights):
+        return self.self_attn(x, x, x, key_padding_mask=key_padding_mask, attn_mask=attn_mask,
+                              need_weights=need_weights)
+
+    def forward(self, x: torch.Tensor, key_padding_mask: torch.Tensor | None = None,
+                attn_mask: torch.Tensor | None = None, return_attention: bool = False):
+        check_features("x", x, self.self_attn.d_model)
+        if self.norm_first:
+            a, weights = self.attend(self.norm1(x), key_padding_mask, attn_mask, return_attention)
+            x = x + self.dropout1(a)
+            x = x + self.dropout2(self.ffn(self.norm2(x)))
+        else:
+            a, weights = self.attend(x, key_padding_mask, attn_mask, return_attention)
+            x = self.norm1(x + self.dropout1(a))
+            x = self.norm2(x + self.dropout2(self.ffn(x)))
+        return (x, weights) if return_attention else x                              # (B, T, d_model)
+
+
+class Encoder(nn.Module):
+    """Token ids in, one contextual vector per token out.
+
+    ``embedding(tokens) * sqrt(d_model) + PE[:T]``, dropout, ``num_layers`` EncoderLayers, then
+    ``final_norm`` (a LayerNorm for pre-LN, whose last residual stream is otherwise unnormalized;
+    ``nn.Identity`` for post-LN).
+
+    Args:
+        vocab_size, d_model, num_heads, d_ff, num_layers, dropout: the usual sizes.
+        max_len: the longest sequence (rows of the positional table).
+        pad_id: the padding token id; its embedding row stays zero and, when no
+            ``key_padding_mask`` is given, ``tokens == pad_id`` is the mask.
+        norm_first: False = post-LN (the paper), True = pre-LN.
+        activation, layer_norm_eps: passed to every layer.
+        positional: ``"sinusoidal"`` (the paper, a non-persistent buffer ``pe``), ``"learned"``
+            (a ``pos_embedding`` table, BERT-style) or ``"none"`` (to see what breaks without it).
+
+    Shape:
+        tokens: ``(B, T)`` integer ids, ``T <= max_len``; key_padding_mask: bool ``(B, T)``, True = padding.
+        output: ``(B, T, d_model)``; with ``return_attention``, also a list of ``num_layers``
+        tensors ``(B, num_heads, T, T)``.
+    """
+
+    def __init__(self, vocab_size: int, d_model: int, num_heads: int, d_ff: int, num_layers: int,
+                 max_len: int = 512, dropout: float = 0.0, pad_id: int = 0, norm_first: bool = False,
+                 activation="relu", positional: str = "sinusoidal", layer_norm_eps: float = 1e-5):
+        super().__init__()
+        for name, value in (("vocab_size", vocab_size), ("d_model", d_model), ("num_layers", num_layers),
+                            ("max_len", max_len)):
+            check_positive_int(name, value)
+        check_dropout(dropout)
+        if isinstance(pad_id, bool) or not isinstance(pad_id, int) or not 0 <= pad_id < vocab_size:
+            raise CourseValueError(f"pad_id: expected an id in [0, {vocab_size}) (inside the vocabulary), got {pad_id!r}")
+        if positional not in POSITIONAL:
+            raise CourseValueError(f"positional: expected one of {POSITIONAL}, got {positional!r}")
+        self.vocab_size, self.d_model, self.max_len, self.pad_id = vocab_size, d_model, max_len, pad_id
+        self.positional = positional
+        self.embedding = nn.Embedding(vocab_size, d_model, padding_idx=pad_id)
+        if positional == "sinusoidal":
+            self.register_buffer("pe", sinusoidal_positional_encoding(max_len, d_model), persistent=False)
+        elif positional == "learned":
+            self.pos_embedding = nn.Embedding(max_len, d_model)
+        self.dropout = nn.Dropout(dropout)
+        self.layers = nn.ModuleList(
+            EncoderLayer(d_model, num_heads, d_ff, dropout, norm_first, activation, layer_norm_eps)
+            for _ in range(num_layers)
+        )
+        self.final_norm = nn.LayerNorm(d_model, eps=layer_norm_eps) if norm_first else nn.Identity()
+
+    def check_tokens(self, tokens) -> None:
+        check_tensor("tokens", tokens)
+        if tokens.dtype == torch.bool or tokens.is_floating_point() or tokens.is_complex():
+            raise CourseTypeError(f"tokens: expected integer token ids (torch.long), got {describe(tokens)}")
+        if tokens.dim() != 2:
+            hint = " (add a batch axis: tokens[None])" if tokens.dim() == 1 else ""
+            raise CourseValueError(f"tokens: expected shape (batch, seq), got {describe(tokens)}{hint}")
+        if self.positional != "none":
+            check_length(tokens.shape[1], self.max_len)
+        if tokens.numel():
+            low, high = int(tokens.min()), int(tokens.max())
+            if low < 0 or high >= self.vocab_size:
+                raise CourseValueError(
+                    f"tokens: expected ids in [0, {self.vocab_size}) (vocab_size={self.vocab_size}), "
+                    f"got ids from {low} to {high}")
+
+    def embed(self, tokens: torch.Tensor) -> torch.Tensor:
+        """``embedding(tokens) * sqrt(d_model)`` plus the positions: the first layer's input."""
+        x = self.embedding(tokens) * math.sqrt(self.d_model)                        # (B, T, d_model)
+        t = tokens.shape[1]
+        if self.positional == "sinusoidal":
+            x = x + self.pe[:t].to(x.dtype)                                         # broadcast over B
+        elif self.positional == "learned":
+            x = x + self.pos_embedding(torch.arange(t, device=tokens.device)).to(x.dtype)
+        return self.dropout(x)
+
+    def forward(self, tokens: torch.Tensor, key_padding_mask: torch.Tensor | None = None,
+                attn_mask: torch.Tensor | None = None, return_attention: bool = False):
+        self.check_tokens(tokens)
+        if key_padding_mask is None:
+            key_padding_mask = tokens == self.pad_id                                # True = padding
+        x = self.embed(tokens)
+        attentions = []
+        for layer in self.layers:
+            if return_attention:
+                x, weights = layer(x, key_padding_mask, attn_mask, return_attention=True)
+                attentions.append(weights)
+            else:
+                x = layer(x, key_padding_mask, attn_mask)
+        x = self.final_norm(x)
+        return (x, attentions) if return_attention else x

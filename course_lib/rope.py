@@ -1,0 +1,139 @@
+"""Rotary position embeddings (RoPE; Su et al. 2021, "RoFormer"), a "going further".
+
+Instead of adding a position vector to the token embedding, RoPE *rotates* the queries and keys
+of attention. Features are taken in pairs ``(x_{2i}, x_{2i+1})``; at position ``m`` pair ``i`` is
+rotated by the angle ``m * theta_i`` with ``theta_i = base^(-2i / d_head)``:
+
+    x'_{2i}   = x_{2i} cos(m theta_i) - x_{2i+1} sin(m theta_i)
+    x'_{2i+1} = x_{2i} sin(m theta_i) + x_{2i+1} cos(m theta_i)
+
+A rotation keeps lengths, and ``R(m)^T R(n) = R(n - m)``, so the attention score
+``(R(m) q) . (R(n) k) = q . R(n - m) k`` depends on the two positions only through their offset.
+
+Layouts: ``"interleaved"`` pairs neighbouring features ``(0, 1), (2, 3), ...`` as in the paper;
+``"half"`` pairs feature ``i`` with ``i + d_head/2`` (GPT-NeoX's and Hugging Face's ``rotate_half``).
+The two are the same rotation with the features listed in another order.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from .errors import CourseTypeError, CourseValueError, check_positive_int, check_tensor, describe
+
+_LAYOUTS = ("interleaved", "half")
+
+
+def _check_layout(layout) -> None:
+    if layout not in _LAYOUTS:
+        raise CourseValueError(f"layout: expected 'interleaved' or 'half', got {layout!r}")
+
+
+def _rotate_pairs(x: torch.Tensor, layout: str) -> torch.Tensor:
+    """Each pair ``(a, b)`` -> ``(-b, a)``: a quarter turn."""
+    if layout == "interleaved":
+        pairs = x.unflatten(-1, (-1, 2))  # (..., T, d_head/2, 2)
+        return torch.stack((-pairs[..., 1], pairs[..., 0]), dim=-1).flatten(-2)  # (..., T, d_head)
+    first, second = x.chunk(2, dim=-1)  # (..., T, d_head/2) each
+    return torch.cat((-second, first), dim=-1)  # (..., T, d_head)
+
+
+def rotary_tables(max_len: int, d_head: int, base: float = 10000.0, layout: str = "interleaved"):
+    """The ``cos`` and ``sin`` of every angle ``m * theta_i``, repeated for both members of a pair.
+
+    Shape:
+        returns ``(cos, sin)``, each ``(max_len, d_head)`` float32.
+    """
+    check_positive_int("max_len", max_len)
+    check_positive_int("d_head", d_head)
+    if d_head % 2:
+        raise CourseValueError(f"d_head: expected an even number (features are rotated in pairs), got {d_head}")
+    _check_layout(layout)
+    theta = base ** (-torch.arange(0, d_head, 2, dtype=torch.float64) / d_head)  # (d_head/2,)
+    angles = torch.arange(max_len, dtype=torch.float64)[:, None] * theta  # (max_len, d_head/2)
+    if layout == "interleaved":
+        angles = angles.repeat_interleave(2, dim=-1)  # (max_len, d_head): t0 t0 t1 t1 ...
+    else:
+        angles = torch.cat((angles, angles), dim=-1)  # (max_len, d_head): t0 t1 ... t0 t1 ...
+    return angles.cos().float(), angles.sin().float()
+
+
+def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str = "interleaved") -> torch.Tensor:
+    """Rotate the feature pairs of ``x`` by the angles whose ``cos``/``sin`` are given.
+
+    ``x * cos + rotate_pairs(x) * sin``, where ``rotate_pairs`` maps each pair ``(a, b)`` to
+    ``(-b, a)``; ``cos``/``sin`` come from :func:`rotary_tables` (rows for the positions of ``x``).
+
+    Shape:
+        x: ``(..., T, d_head)``, e.g. ``(B, H, T, d_head)``; cos, sin: broadcastable to it,
+        usually ``(T, d_head)``; output: the shape of ``x``.
+    """
+    check_tensor("x", x)
+    _check_layout(layout)
+    if x.dim() < 2 or x.shape[-1] % 2:
+        raise CourseValueError(f"x: expected shape (..., T, d_head) with d_head even, got {describe(x)}")
+    for name, t in (("cos", cos), ("sin", sin)):
+        check_tensor(name, t)
+        try:
+            torch.broadcast_shapes(t.shape, x.shape)
+        except RuntimeError:
+            raise CourseValueError(
+                f"{name}: expected a table broadcastable to x's shape {tuple(x.shape)}, got {describe(t)}"
+            ) from None
+    return x * cos + _rotate_pairs(x, layout) * sin  # (..., T, d_head)
+
+
+class RotaryEmbedding(nn.Module):
+    """Rotate queries or keys by their position (RoPE); apply it to both before ``q @ k^T``.
+
+    Args:
+        d_head: features per head (even: they are rotated in pairs).
+        max_len: the longest ``offset + T`` supported.
+        base: ``theta_i = base^(-2i / d_head)``; 10000 as in the sinusoidal encoding.
+        layout: ``"interleaved"`` (the paper's pairs) or ``"half"`` (Hugging Face's ``rotate_half``).
+
+    Attributes:
+        cos, sin: non-persistent float32 buffers ``(max_len, d_head)`` (not in the ``state_dict``).
+
+    Shape:
+        x: ``(..., T, d_head)``, e.g. ``(B, H, T, d_head)``; output: the same shape.
+    """
+
+    def __init__(self, d_head: int, max_len: int = 2048, base: float = 10000.0, layout: str = "interleaved") -> None:
+        super().__init__()
+        check_positive_int("d_head", d_head)
+        if d_head % 2:
+            raise CourseValueError(f"d_head: expected an even number (features are rotated in pairs), got {d_head}")
+        if isinstance(base, bool) or not isinstance(base, (int, float)):
+            raise CourseTypeError(f"base: expected a float > 1, got {describe(base)}")
+        if not base > 1:
+            raise CourseValueError(f"base: expected a float > 1, got {base}")
+        self.d_head, self.max_len, self.base, self.layout = d_head, max_len, float(base), layout
+        cos, sin = rotary_tables(max_len, d_head, base, layout)
+        self.register_buffer("cos", cos, persistent=False)  # (max_len, d_head)
+        self.register_buffer("sin", sin, persistent=False)  # (max_len, d_head)
+
+    def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
+        """Rotate ``x[..., t, :]`` as the token at position ``offset + t``."""
+        check_tensor("x", x)
+        if not x.is_floating_point():
+            raise CourseTypeError(f"x: expected a floating-point tensor, got {describe(x)}")
+        if x.dim() < 2 or x.shape[-1] != self.d_head:
+            raise CourseValueError(f"x: expected shape (..., T, {self.d_head}), got {describe(x)}")
+        if isinstance(offset, bool) or not isinstance(offset, int):
+            raise CourseTypeError(f"offset: expected a non-negative int, got {describe(offset)}")
+        T = x.shape[-2]
+        if T > self.max_len:
+            raise CourseValueError(f"x: expected at most max_len={self.max_len} positions, got T={T}")
+        if offset < 0 or offset + T > self.max_len:
+            raise CourseValueError(
+                f"offset: expected 0 <= offset and offset + T <= max_len={self.max_len}, "
+                f"got offset={offset} with T={T}"
+            )
+        cos = self.cos[offset : offset + T].to(x.dtype)  # (T, d_head)
+        sin = self.sin[offset : offset + T].to(x.dtype)  # (T, d_head)
+        return apply_rotary(x, cos, sin, self.layout)
+
+    def extra_repr(self) -> str:
+        return f"d_head={self.d_head}, max_len={self.max_len}, base={self.base}, layout={self.layout!r}"
