@@ -10,9 +10,13 @@ from .attention import MultiHeadAttention, scaled_dot_product_attention
 from .encoder import Encoder, EncoderLayer
 from .errors import CourseTypeError, CourseValueError
 from .feed_forward import PositionwiseFeedForward
+from .heads import OutputHead
 from .masks import (causal_mask, hf_to_key_padding_mask, key_padding_to_attn_mask, key_padding_to_hf,
                     padding_mask_from_lengths)
+from .norms import RMSNorm
 from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, sinusoidal_positional_encoding
+from .rope import RotaryEmbedding, apply_rotary, rotary_tables
+from .tokenizer import PAD, PAD_ID, UNK, UNK_ID, Vocab, WordTokenizer, detokenize, tokenize
 from .utils import count_parameters, get_device, seed_everything, show_source
 
 __version__ = "0.1.0"
@@ -23,6 +27,8 @@ __all__ = [
     "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding",
     "padding_mask_from_lengths", "causal_mask", "key_padding_to_attn_mask", "hf_to_key_padding_mask",
     "key_padding_to_hf",
+    "OutputHead", "RMSNorm", "RotaryEmbedding", "apply_rotary", "rotary_tables",
+    "Vocab", "WordTokenizer", "tokenize", "detokenize", "PAD", "UNK", "PAD_ID", "UNK_ID",
     "get_device", "seed_everything", "count_parameters", "show_source",
     "CourseValueError", "CourseTypeError",
 ]
