@@ -32,3 +32,21 @@ __all__ = [
     "get_device", "seed_everything", "count_parameters", "show_source",
     "CourseValueError", "CourseTypeError",
 ]
+
+# Plot and widget helpers live in course_lib.plots and course_lib.widgets. They are also reachable
+# as course_lib.<name>, imported on first use so that `import course_lib` does not load matplotlib.
+_LAZY = {
+    "plots": ("plot_attention", "plot_heatmap", "plot_positional_encoding", "plot_pe_curves", "plot_mask",
+              "plot_batch", "plot_curves", "plot_probabilities", "draw_encoder_diagram", "course_style"),
+    "widgets": ("InteractiveFigure", "interactive_figure", "attention_explorer", "pe_explorer",
+                "temperature_explorer"),
+}
+
+
+def __getattr__(name):
+    import importlib
+
+    for module, names in _LAZY.items():
+        if name in names:
+            return getattr(importlib.import_module(f".{module}", __name__), name)
+    raise AttributeError(f"module 'course_lib' has no attribute {name!r}")

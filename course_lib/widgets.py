@@ -1,0 +1,335 @@
+"""Interactive figures (ipywidgets) that stay pictures where no front end is attached.
+
+How it works
+------------
+An explorer is an :class:`InteractiveFigure`: a ``draw(**values) -> fig`` function plus named
+ipywidgets controls. Creating one draws nothing; *displaying* it (it is the last expression of a
+cell, or ``display(explorer)``) emits two outputs in the cell's output area:
+
+1. the controls: a ``VBox`` of ipywidgets (output type ``display_data``, mime type
+   ``application/vnd.jupyter.widget-view+json``) whose ``text/plain`` is replaced by a constant
+   line such as ``[attention explorer controls: layer, head]`` (no model ids, no values);
+2. the figure: an ordinary ``display_data`` output holding a PNG (``image/png``, drawn at
+   ``dpi=100`` with the controls' initial values) and the constant ``text/plain``
+   ``[attention explorer figure]``, published under a ``display_id``.
+
+When a control changes, the callback redraws with the new values and calls
+``DisplayHandle.update`` with the new PNG: the front end replaces the image of the second output
+in place (an ``update_display_data`` message), nothing new is appended.
+
+So where no front end is attached (nbval, ``nbconvert --execute``, a rendered HTML or book page)
+the stored notebook holds a normal PNG output drawn with the initial values; nbval compares only
+the constant ``text/plain`` lines (it skips widget views and images). In JupyterLab or Notebook
+moving a slider replaces that PNG. A browser test can find a control by its ``description``
+label and watch the ``<img>`` of the same cell's output area change.
+
+Control descriptions (stable, for people and for browser tests):
+
+- :func:`attention_explorer`: ``"layer"`` (IntSlider, 4-D weights only), ``"head"`` (IntSlider);
+- :func:`pe_explorer`: ``"length"`` (IntSlider, positions shown), ``"dims"`` (Text,
+  comma-separated feature indices, applied on Enter or when the box loses focus), ``"layout"``
+  (Dropdown ``interleaved`` / ``concat``);
+- :func:`temperature_explorer`: ``"temperature"`` (FloatLogSlider).
+
+Sliders use ``continuous_update=False``: the figure is redrawn when the slider is released (or
+a key press changes it), not at every pixel of a drag.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import uuid
+from typing import Callable, Sequence
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+from IPython.display import DisplayHandle, display
+from matplotlib.figure import Figure
+
+from .errors import CourseTypeError, CourseValueError
+
+__all__ = [
+    "InteractiveFigure",
+    "interactive_figure",
+    "attention_explorer",
+    "pe_explorer",
+    "temperature_explorer",
+    "figure_to_png",
+]
+
+DPI = 100
+
+
+def figure_to_png(fig: Figure, dpi: int = DPI) -> bytes:
+    """PNG bytes of ``fig`` at ``dpi`` (its own layout, no software metadata)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
+    return buf.getvalue()
+
+
+def _as_control(name: str, spec) -> widgets.ValueWidget:
+    """A widget from a widget or a short spec, with ``description=name``.
+
+    Specs: ``(min, max)`` or ``(min, max, step)`` of ints -> IntSlider, with a float -> FloatSlider
+    (starting at min); a list -> Dropdown (first option); a bool -> Checkbox; a str -> Text.
+    """
+    if isinstance(spec, widgets.ValueWidget):
+        if not spec.description:
+            spec.description = name
+        return spec
+    if isinstance(spec, bool):
+        return widgets.Checkbox(value=spec, description=name, indent=False)
+    if isinstance(spec, str):
+        return widgets.Text(value=spec, description=name, continuous_update=False)
+    if isinstance(spec, tuple) and len(spec) in (2, 3) and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in spec):
+        lo, hi = spec[0], spec[1]
+        if lo >= hi:
+            raise CourseValueError(f"{name}: expected (min, max) with min < max, got {spec!r}")
+        if all(isinstance(v, int) for v in spec):
+            step = spec[2] if len(spec) == 3 else 1
+            return widgets.IntSlider(value=lo, min=lo, max=hi, step=step, description=name,
+                                     continuous_update=False)
+        step = spec[2] if len(spec) == 3 else (hi - lo) / 100
+        return widgets.FloatSlider(value=lo, min=lo, max=hi, step=step, description=name,
+                                   continuous_update=False)
+    if isinstance(spec, list) and spec:
+        return widgets.Dropdown(options=spec, value=spec[0] if not isinstance(spec[0], tuple) else spec[0][1],
+                                description=name)
+    raise CourseTypeError(
+        f"{name}: expected an ipywidgets control, (min, max[, step]), a non-empty list, a bool or a str, "
+        f"got {type(spec).__name__} {spec!r}"
+    )
+
+
+class InteractiveFigure:
+    """A figure redrawn from named controls; displays as controls + a PNG (see the module doc).
+
+    Attributes:
+        draw: ``draw(**values)`` returning a matplotlib Figure or a ``(fig, axes)`` pair.
+        controls: ``{name: widget}``, in display order.
+        box: the ``VBox`` holding the controls.
+        handle: the ``DisplayHandle`` of the figure output.
+        name: used in the constant ``text/plain`` lines.
+    """
+
+    def __init__(self, draw: Callable, controls: dict, name: str = "interactive figure", dpi: int = DPI):
+        if not callable(draw):
+            raise CourseTypeError(f"draw: expected a callable draw(**values) -> fig, got {type(draw).__name__}")
+        self.draw = draw
+        self.name = str(name)
+        self.dpi = dpi
+        self.controls = {k: _as_control(k, v) for k, v in controls.items()}
+        self.box = widgets.VBox(list(self.controls.values()))
+        self.handle = DisplayHandle(f"course-lib-figure-{uuid.uuid4().hex}")  # transient, never stored
+        self.redraws = 0
+        for w in self.controls.values():
+            w.observe(self._on_change, names="value")
+
+    @property
+    def values(self) -> dict:
+        """The current value of every control, by name."""
+        return {k: w.value for k, w in self.controls.items()}
+
+    def render(self) -> bytes:
+        """Draw with the current values and return the PNG (the figure is closed afterwards)."""
+        result = self.draw(**self.values)
+        fig = result[0] if isinstance(result, tuple) else result
+        if not isinstance(fig, Figure):
+            raise CourseTypeError(
+                f"draw: expected a matplotlib Figure or a (fig, axes) pair, got {type(result).__name__}"
+            )
+        try:
+            return figure_to_png(fig, self.dpi)
+        finally:
+            plt.close(fig)   # ours: keeps the inline backend from showing it a second time
+
+    def _figure_bundle(self) -> dict:
+        return {
+            "image/png": base64.b64encode(self.render()).decode("ascii"),
+            "text/plain": f"[{self.name} figure]",
+        }
+
+    def _controls_bundle(self) -> dict:
+        bundle = self.box._repr_mimebundle_()
+        names = ", ".join(self.controls)
+        bundle["text/plain"] = f"[{self.name} controls: {names}]" if names else f"[{self.name}]"
+        return bundle
+
+    def _ipython_display_(self) -> None:
+        if self.controls:
+            display(self._controls_bundle(), raw=True)
+        self.handle.display(self._figure_bundle(), raw=True)
+
+    def show(self) -> "InteractiveFigure":
+        """Display the controls and the figure (same as ending a cell with the object)."""
+        display(self)
+        return self
+
+    def _on_change(self, change=None) -> None:
+        self.redraw()
+
+    def redraw(self) -> None:
+        """Redraw with the current values and replace the displayed image."""
+        try:
+            bundle = self._figure_bundle()
+        except Exception as exc:  # noqa: BLE001 - a widget callback has nowhere else to report
+            bundle = {"text/plain": f"[{self.name}: {type(exc).__name__}: {exc}]"}
+        self.redraws += 1
+        self.handle.update(bundle, raw=True)
+
+    def __repr__(self) -> str:
+        return f"<InteractiveFigure {self.name!r}: {', '.join(self.controls) or 'no controls'}>"
+
+
+def interactive_figure(draw: Callable, /, **controls) -> InteractiveFigure:
+    """An :class:`InteractiveFigure` from ``draw(**values) -> fig`` and named controls.
+
+    Each keyword is a control, named (``description``) by its keyword: an ipywidgets control, or
+    a short spec: ``(min, max[, step])`` (ints: IntSlider, floats: FloatSlider), a list
+    (Dropdown), a bool (Checkbox), a str (Text). Every keyword is a control; to name the figure
+    (its constant ``text/plain``) or change the dpi, use ``InteractiveFigure(draw, controls,
+    name=..., dpi=...)``. Display the result to show it::
+
+        interactive_figure(lambda head: course_lib.plot_attention(w, tokens, heads=head),
+                           head=(0, w.shape[0] - 1))
+    """
+    return InteractiveFigure(draw, controls)
+
+
+def attention_explorer(weights, tokens: Sequence[str] | None = None, key_padding_mask=None, *,
+                       query_tokens: Sequence[str] | None = None, example: int | None = None,
+                       annotate: bool = False, layer: int = 0, head: int = 0) -> InteractiveFigure:
+    """Pick a layer and a head of ``weights`` and see its attention map.
+
+    Args:
+        weights: ``(H, T_q, T_k)`` or ``(L, H, T_q, T_k)`` (or a list of per-layer tensors, or
+            with ``example=`` the batched tensors; see :func:`course_lib.plots.plot_attention`).
+        tokens, query_tokens, key_padding_mask, annotate: as in ``plot_attention``.
+        layer, head: the initial values of the controls.
+
+    Controls: ``"layer"`` (4-D weights only) and ``"head"``, both IntSliders. The colour scale is
+    fixed over all layers and heads so that maps compare across slider positions.
+    """
+    from . import plots
+
+    arr = plots._attention_input(weights, example)
+    if arr.ndim not in (3, 4):
+        raise CourseValueError(
+            f"weights: expected (H, T_q, T_k) or (L, H, T_q, T_k) to explore, got shape {tuple(arr.shape)}"
+        )
+    if key_padding_mask is not None and example is not None:
+        key_padding_mask = plots._pick_example("key_padding_mask", key_padding_mask, example)
+        tokens = plots._pick_example("tokens", tokens, example)
+    n_heads = arr.shape[-3]
+    vmax = float(arr.max()) if arr.size else 1.0
+    controls = {}
+    if arr.ndim == 4:
+        plots._indices("layer", layer, arr.shape[0])
+        controls["layer"] = widgets.IntSlider(value=layer % arr.shape[0], min=0, max=arr.shape[0] - 1,
+                                              description="layer", continuous_update=False)
+    plots._indices("head", head, n_heads)
+    controls["head"] = widgets.IntSlider(value=head % n_heads, min=0, max=n_heads - 1, description="head",
+                                         continuous_update=False)
+
+    def draw(head, layer=None):
+        return plots.plot_attention(arr, tokens, query_tokens, key_padding_mask,
+                                    layers=layer, heads=head, annotate=annotate, vmin=0.0, vmax=vmax)
+
+    return InteractiveFigure(draw, controls, name="attention explorer")
+
+
+def _parse_dims(text: str, d_model: int) -> list[int]:
+    """Feature indices from "0, 1, 10" (entries that are not ints in range are skipped)."""
+    dims = []
+    for part in str(text).replace(";", ",").replace(" ", ",").split(","):
+        part = part.strip()
+        if part.lstrip("-").isdigit() and 0 <= int(part) < d_model and int(part) not in dims:
+            dims.append(int(part))
+    return dims
+
+
+def pe_explorer(max_len: int = 64, d_model: int = 64, *, dims: Sequence[int] = (0, 1, 6, 7),
+                length: int | None = None, layout: str = "interleaved", base: float = 10000.0) -> InteractiveFigure:
+    """The sinusoidal table and chosen dimensions as curves, for a chosen number of positions.
+
+    Left: the heatmap of ``PE[:length]`` with the chosen columns marked; right: those columns
+    against the position. The table is ``course_lib.sinusoidal_positional_encoding``.
+
+    Controls: ``"length"`` (IntSlider, 2 .. max_len), ``"dims"`` (Text, e.g. ``"0, 1, 6, 7"``),
+    ``"layout"`` (Dropdown: ``interleaved`` = the paper's even sin / odd cos, ``concat`` =
+    tensor2tensor's first half sin / second half cos).
+    """
+    from . import plots
+    from .positional import LAYOUTS, sinusoidal_positional_encoding
+
+    if isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 2:
+        raise CourseValueError(f"max_len: expected an int >= 2, got {max_len!r}")
+    if isinstance(d_model, bool) or not isinstance(d_model, int) or d_model < 2:
+        raise CourseValueError(f"d_model: expected an int >= 2, got {d_model!r}")
+    if layout not in LAYOUTS:
+        raise CourseValueError(f"layout: expected one of {LAYOUTS}, got {layout!r}")
+    plots._indices("dims", list(dims), d_model)
+    length = max_len if length is None else length
+    if isinstance(length, bool) or not isinstance(length, int) or not 2 <= length <= max_len:
+        raise CourseValueError(f"length: expected an int in [2, {max_len}], got {length!r}")
+    tables = {lay: sinusoidal_positional_encoding(max_len, d_model, layout=lay, base=base) for lay in LAYOUTS}
+    controls = {
+        "length": widgets.IntSlider(value=length, min=2, max=max_len, description="length",
+                                    continuous_update=False),
+        "dims": widgets.Text(value=", ".join(str(d) for d in dims), description="dims",
+                             placeholder="e.g. 0, 1, 6, 7", continuous_update=False),
+        "layout": widgets.Dropdown(options=list(LAYOUTS), value=layout, description="layout"),
+    }
+
+    def draw(length, dims, layout):
+        chosen = _parse_dims(dims, d_model)
+        pe = tables[layout][:length]
+        with plots.course_style():
+            fig, (ax_heat, ax_curves) = plt.subplots(
+                1, 2, figsize=(10.5, 3.6), layout="constrained", gridspec_kw={"width_ratios": [1.0, 1.25]})
+        plots.plot_positional_encoding(pe, ax=ax_heat, dims=chosen or None,
+                                       title=f"PE table ({length} × {d_model}, {layout})")
+        if chosen:
+            plots.plot_pe_curves(pe, dims=chosen, ax=ax_curves, layout=layout,
+                                 title="chosen dimensions against position")
+        else:
+            ax_curves.axis("off")
+            ax_curves.text(0.5, 0.5, "type feature indices in 'dims', e.g. 0, 1, 6, 7",
+                           ha="center", va="center", transform=ax_curves.transAxes)
+        return fig
+
+    # dpi 90: the noisy table compresses poorly, this keeps the stored PNG near 100 KB
+    return InteractiveFigure(draw, controls, name="positional encoding explorer", dpi=90)
+
+
+def temperature_explorer(logits, labels: Sequence[str] | None = None, *, temperature: float = 1.0,
+                         min_temperature: float = 0.05, max_temperature: float = 20.0) -> InteractiveFigure:
+    """``softmax(logits / T)`` as bars while ``T`` moves: small T sharpens towards the arg max,
+    large T flattens towards uniform.
+
+    Control: ``"temperature"`` (FloatLogSlider from ``min_temperature`` to ``max_temperature``).
+    """
+    import math
+
+    from . import plots
+
+    plots._to_numpy("logits", logits)   # type check now rather than in the callback
+    if not 0 < min_temperature < max_temperature:
+        raise CourseValueError(
+            f"min_temperature, max_temperature: expected 0 < min < max, got {min_temperature!r}, {max_temperature!r}"
+        )
+    if not min_temperature <= temperature <= max_temperature:
+        raise CourseValueError(
+            f"temperature: expected a value in [{min_temperature}, {max_temperature}], got {temperature!r}"
+        )
+    control = widgets.FloatLogSlider(value=temperature, base=10, min=math.log10(min_temperature),
+                                     max=math.log10(max_temperature), step=0.01, description="temperature",
+                                     readout_format=".3g", continuous_update=False,
+                                     style={"description_width": "initial"})
+
+    def draw(temperature):
+        return plots.plot_probabilities(logits, labels, temperature=round(float(temperature), 4))
+
+    return InteractiveFigure(draw, {"temperature": control}, name="temperature explorer")
