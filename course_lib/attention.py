@@ -143,15 +143,31 @@ class MultiHeadAttention(nn.Module):
         check_attn_mask(attn_mask, (b, self.num_heads, t_q, t_k))
 
         mask = merge_masks(key_padding_mask, attn_mask)                             # True = may attend
-        q = self.split_heads(self.w_q(query))                                       # (B, H, T_q, d_k)
-        k = self.split_heads(self.w_k(key))                                         # (B, H, T_k, d_k)
-        v = self.split_heads(self.w_v(value))                                       # (B, H, T_k, d_k)
         p = self.dropout if self.training else 0.0
         if need_weights:
+            q = self.split_heads(self.w_q(query))                                   # (B, H, T_q, d_k)
+            k = self.split_heads(self.w_k(key))                                     # (B, H, T_k, d_k)
+            v = self.split_heads(self.w_v(value))                                   # (B, H, T_k, d_k)
             out, weights = scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
         else:
+            if query is key and key is value:                                       # self-attention
+                q, k, v = self.project_self_attention(query)                        # 3 x (B, H, T, d_k)
+            else:
+                q, k, v = (self.split_heads(w(x)) for w, x in ((self.w_q, query), (self.w_k, key), (self.w_v, value)))
             out, weights = fused_attention(q, k, v, mask, p), None
         return self.w_o(self.merge_heads(out)), weights                             # (B, T_q, d_model)
+
+    def project_self_attention(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``x W^Q``, ``x W^K``, ``x W^V`` as one matrix product with the three weights stacked.
+
+        The same numbers as the three ``nn.Linear`` (up to rounding), one larger GEMM instead of
+        three: faster on a GPU. ``nn.MultiheadAttention`` stores this stack as its ``in_proj_weight``.
+        """
+        weight = torch.cat([self.w_q.weight, self.w_k.weight, self.w_v.weight])    # (3 d_model, d_model)
+        bias = None if self.w_q.bias is None else torch.cat([self.w_q.bias, self.w_k.bias, self.w_v.bias])
+        b, t, _ = x.shape
+        qkv = F.linear(x, weight, bias).view(b, t, 3, self.num_heads, self.d_k)     # (B, T, 3, H, d_k)
+        return qkv.permute(2, 0, 3, 1, 4).unbind(0)                                 # 3 x (B, H, T, d_k)
 
 
 def merge_masks(key_padding_mask: torch.Tensor | None, attn_mask: torch.Tensor | None) -> torch.Tensor | None:

@@ -154,8 +154,11 @@ class Encoder(nn.Module):
     def forward(self, tokens: torch.Tensor, key_padding_mask: torch.Tensor | None = None,
                 attn_mask: torch.Tensor | None = None, return_attention: bool = False):
         self.check_tokens(tokens)
+        tokens = tokens.long()                                                      # int16/uint8 ids too
         if key_padding_mask is None:
             key_padding_mask = tokens == self.pad_id                                # True = padding
+            if not key_padding_mask.any():
+                key_padding_mask = None          # no padding: no mask, the fused kernel's fastest path
         x = self.embed(tokens)
         attentions = []
         for layer in self.layers:

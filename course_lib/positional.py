@@ -79,7 +79,7 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         check_features("x", x, self.d_model)
-        check_length(x.shape[1], self.max_len)
+        check_length(x.shape[1], self.max_len, name="x")
         return x + self.pe[: x.shape[1]].to(x.dtype)
 
 
@@ -102,7 +102,7 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         check_features("x", x, self.d_model)
-        check_length(x.shape[1], self.max_len)
+        check_length(x.shape[1], self.max_len, name="x")
         positions = torch.arange(x.shape[1], device=x.device)                     # (T,)
         return x + self.embedding(positions).to(x.dtype)                          # broadcast over B
 
