@@ -23,8 +23,11 @@ $(STAMP): pyproject.toml
 	MPLBACKEND=Agg $(PY) -c "import matplotlib.pyplot"
 	@touch $(STAMP)
 
+# The server's root is the repository (the nbgrader course directory, so the formgrader works);
+# the browser opens on notebooks/.
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab $(ROOT_FLAG) --notebook-dir=notebooks
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir=. \
+	  --ServerApp.default_url=/lab/tree/notebooks
 
 # Debian's Chromium for the browser tests (Playwright drives it; it never downloads a browser).
 browser-deps:
@@ -32,18 +35,20 @@ browser-deps:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "chromium is missing: sudo apt-get install -y chromium" >&2; exit 1; fi; }
 
+# nbgrader calls alembic from PATH: the venv's bin comes first.
 test: $(STAMP) browser-deps
-	$(PY) -m pytest -p no:cacheprovider --nbval --sanitize-with tests/nbval_sanitize.cfg tests $(NOTEBOOKS)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest -p no:cacheprovider --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg tests $(NOTEBOOKS)
 
 # Unit tests only (no notebooks, no browser): the quick loop while editing course_lib.
 test-fast: $(STAMP)
 	$(PY) -m pytest -p no:cacheprovider -m "not browser and not slow" tests
 
 nbval: $(STAMP)
-	$(PY) -m pytest -p no:cacheprovider --nbval --sanitize-with tests/nbval_sanitize.cfg $(NOTEBOOKS)
+	$(PY) -m pytest -p no:cacheprovider --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg $(NOTEBOOKS)
 
 bench: $(STAMP)
 	$(PY) benchmarks/encoder_throughput.py
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) benchmarks/autograde_speed.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis screenshots

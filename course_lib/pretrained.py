@@ -33,7 +33,6 @@ Example::
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Sequence
 
@@ -169,6 +168,14 @@ class MiniLM(nn.Module):
                       token_type_ids=None if types is None else types.to(device))
         return mean_pool(hidden, pad, normalize=normalize)
 
+    def encode(self, sentences: str | Sequence[str], tokenizer: "WordPieceTokenizer",
+               normalize: bool = True, max_length: int = 256) -> torch.Tensor:
+        """Sentences in, ``(B, d_model)`` sentence embeddings out (as ``SentenceTransformer.encode``).
+
+        Truncates to ``max_length`` word pieces (all-MiniLM-L6-v2 was trained with 256).
+        """
+        return self.sentence_embedding(tokenizer(sentences, max_length=max_length), normalize=normalize)
+
 
 def mean_pool(hidden: torch.Tensor, key_padding_mask: torch.Tensor, normalize: bool = True) -> torch.Tensor:
     """Average ``hidden (B, T, d)`` over positions where ``key_padding_mask (B, T)`` is False."""
@@ -213,6 +220,8 @@ class WordPieceTokenizer:
         if len(sentences) == 0:
             raise CourseValueError("sentences: expected at least one sentence, got an empty list")
         max_length = self.max_length if max_length is None else max_length
+        if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2:
+            raise CourseValueError(f"max_length: expected an int >= 2 (room for [CLS] and [SEP]), got {max_length!r}")
         # truncation keeps room for [CLS] and [SEP], as Hugging Face's tokenizers do
         self._tok.enable_truncation(max_length)
         encodings = self._tok.encode_batch(list(sentences))

@@ -1,0 +1,96 @@
+"""Autograding time per submission for the encoder exercise, sandboxed grader against plain nbgrader.
+
+Builds a temporary course (a copy of notebooks/07_exercise and nbgrader_config.py), generates the
+release, makes N submissions (correct ones and ones with one bug each, from
+tests/exercise_corpus), then times
+
+* ``python -m course_lib.grading autograde 07_exercise --jobs J`` (sandboxed, parallel), and
+* ``nbgrader autograde 07_exercise`` (plain nbgrader: one kernel per notebook, sequential)
+
+on the same submissions, each in its own copy of the course, and prints seconds per submission.
+Wall-clock times include start-up (imports), the sandbox and the gradebook writes.
+
+    .venv/bin/python benchmarks/autograde_speed.py [--n 20] [--jobs 2] [--no-plain]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import nbformat  # noqa: E402
+
+from tests.exercise_corpus.submissions import MISTAKES, apply, solved  # noqa: E402
+
+ASSIGNMENT, NOTEBOOK = "07_exercise", "encoder_from_scratch"
+BIN = Path(sys.executable).parent
+
+
+def run(args, cwd):
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    run.cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(map(str, args))} failed:\n{proc.stderr[-3000:]}")
+    return seconds, proc.stderr
+
+
+def make_course(root: Path, n: int) -> None:
+    shutil.copytree(REPO / "notebooks" / ASSIGNMENT, root / "notebooks" / ASSIGNMENT,
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copy(REPO / "nbgrader_config.py", root / "nbgrader_config.py")
+    run([BIN / "nbgrader", "generate_assignment", ASSIGNMENT], root)
+    release = nbformat.read(root / "release" / ASSIGNMENT / f"{NOTEBOOK}.ipynb", as_version=4)
+    source = nbformat.read(root / "notebooks" / ASSIGNMENT / f"{NOTEBOOK}.ipynb", as_version=4)
+    good = solved(release, source)
+    for i in range(n):                                   # every other submission has one bug
+        nb = good if i % 2 == 0 else apply(good, MISTAKES[(i // 2) % len(MISTAKES)][1])
+        folder = root / "submitted" / f"student{i:03d}" / ASSIGNMENT
+        folder.mkdir(parents=True)
+        nbformat.write(nb, folder / f"{NOTEBOOK}.ipynb")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=20, help="submissions (default 20)")
+    ap.add_argument("--jobs", type=int, default=2, help="parallel jobs of the sandboxed grader (default 2)")
+    ap.add_argument("--no-plain", action="store_true", help="skip plain nbgrader autograde (slow)")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="autograde-bench-") as tmp:
+        base = Path(tmp) / "course"
+        make_course(base, args.n)
+        sandboxed = Path(tmp) / "sandboxed"
+        shutil.copytree(base, sandboxed)
+        seconds, log = run([sys.executable, "-m", "course_lib.grading", "autograde", ASSIGNMENT,
+                            "--jobs", str(args.jobs)], sandboxed)
+        phase = [line for line in log.splitlines() if "took" in line and "Sandboxed" in line]
+        print(f"sandboxed grader (--jobs {args.jobs}): {seconds:.1f} s for {args.n} submissions = "
+              f"{seconds / args.n:.2f} s per submission (CPU {run.cpu / args.n:.2f} s per submission)"
+              + (f"   [{phase[0].split('] ')[-1]}]" if phase else ""))
+        if not args.no_plain:
+            plain = Path(tmp) / "plain"
+            shutil.copytree(base, plain)
+            seconds_plain, _ = run([BIN / "nbgrader", "autograde", ASSIGNMENT], plain)
+            print(f"plain nbgrader autograde:      {seconds_plain:.1f} s for {args.n} submissions = "
+                  f"{seconds_plain / args.n:.2f} s per submission (CPU {run.cpu / args.n:.2f} s per submission)")
+            print(f"speed-up: {seconds_plain / seconds:.1f}x")
+    print(f"(machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; wall-clock figures are only "
+          "comparable on an otherwise idle machine, CPU seconds are less sensitive to other load)")
+
+
+if __name__ == "__main__":
+    main()

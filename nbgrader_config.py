@@ -1,0 +1,31 @@
+"""nbgrader configuration of the course (the exercise in notebooks/07_exercise is the assignment).
+
+The course root is this file's directory wherever the repository is cloned, so the commands of the
+README's "For instructors" section work from the repository root, and `make lab` (which starts
+JupyterLab from here with --notebook-dir=notebooks) finds this file for the nbgrader extension.
+"""
+
+import os
+
+c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
+
+c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
+c.CourseDirectory.course_id = "transformer-encoder-hands-on"
+c.CourseDirectory.source_directory = "notebooks"        # notebooks/07_exercise/ is the source
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback"]
+
+# nbgrader's own `autograde` and `validate` run the notebook in a kernel. The exercise needs about
+# 10 s in all on a laptop CPU; 60 s per cell leaves room for a slow machine without letting an
+# endless loop hold the batch for nbgrader's default 30 s per cell times many cells.
+c.Execute.timeout = 60
+c.Execute.interrupt_on_timeout = True
+
+# Deleted test cells come back (from the gradebook) and are graded, rather than silently missing.
+c.OverwriteCells.add_missing_cells = True
+
+# The sandboxed grader (python -m course_lib.grading autograde 07_exercise): see course_lib/grading.
+c.SandboxGrader.jobs = 2                 # submissions graded in parallel (one per CPU core)
+c.SandboxGrader.part_timeout = 20.0      # wall-clock seconds per part; a correct part needs < 1 s
+c.SandboxGrader.memory_mb = 2048         # address space a part may add
+c.SandboxGrader.uid = 65534              # the student's code runs as nobody (when grading as root)
+c.SandboxGrader.gid = 65534

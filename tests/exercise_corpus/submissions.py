@@ -1,0 +1,204 @@
+"""The corpus of submissions the round-trip test grades, built from the exercise's source notebook.
+
+``solved(release, source)`` is the release with every solution cell filled from the source (the markers
+removed) and every written answer filled in: a student who got everything right. Each entry of
+``CORPUS`` is a list of edits to that notebook and the set of parts that must lose their points.
+Edits are plain text substitutions in one cell (the substitution must apply: a corpus entry that no
+longer matches the source fails loudly instead of testing nothing).
+"""
+
+from __future__ import annotations
+
+import copy
+
+from nbformat.v4 import new_code_cell
+
+PARTS = ("positional_encoding", "attention", "multi_head_attention", "feed_forward", "encoder_layer", "encoder")
+
+# (name, edits, parts that lose their points)
+# edit kinds: ("sub", grade_id, old, new) | ("set", grade_id, text) | ("prepend", grade_id, text)
+#             | ("delete", grade_id) | ("add_code_after", grade_id, text)
+MISTAKES = [
+    ("pe_sin_cos_swapped", [("sub", "positional_encoding",
+                             "pe[:, 0::2] = torch.sin(angle)\n    pe[:, 1::2] = torch.cos(angle)",
+                             "pe[:, 0::2] = torch.cos(angle)\n    pe[:, 1::2] = torch.sin(angle)")], {"positional_encoding"}),
+    ("pe_halves", [("sub", "positional_encoding",
+                    "pe[:, 0::2] = torch.sin(angle)\n    pe[:, 1::2] = torch.cos(angle)",
+                    "pe[:, : d_model // 2] = torch.sin(angle)\n    pe[:, d_model // 2:] = torch.cos(angle)")],
+     {"positional_encoding"}),
+    ("attn_missing_scaling", [("sub", "attention", " / math.sqrt(d_k)", "")], {"attention"}),
+    ("attn_softmax_wrong_axis", [("sub", "attention", "torch.softmax(scores, dim=-1)", "torch.softmax(scores, dim=-2)")],
+     {"attention"}),
+    ("attn_inverted_mask", [("sub", "attention", "masked_fill(~attn_mask", "masked_fill(attn_mask")], {"attention"}),
+    ("attn_causal", [("sub", "attention", "    weights = torch.softmax(",
+                      "    scores = scores.masked_fill(torch.ones(scores.shape[-2:], dtype=torch.bool).triu(1), -1e9)\n"
+                      "    weights = torch.softmax(")], {"attention"}),
+    ("mha_wrong_head_split", [("sub", "multi_head_attention",
+                               "x.view(b, t, self.num_heads, self.d_k).transpose(1, 2)",
+                               "x.view(b, t, self.d_k, self.num_heads).permute(0, 3, 1, 2)")], {"multi_head_attention"}),
+    ("mha_no_output_projection", [("sub", "multi_head_attention", "return self.w_o(out), weights", "return out, weights")],
+     {"multi_head_attention"}),
+    ("mha_inverted_padding_mask", [("sub", "multi_head_attention", "mask = ~key_padding_mask[", "mask = key_padding_mask[")],
+     {"multi_head_attention"}),
+    ("mha_scaled_by_d_model", [("sub", "multi_head_attention", "math.sqrt(d_k)", "math.sqrt(self.d_model)")],
+     {"multi_head_attention"}),
+    ("mha_causal_mask", [("sub", "multi_head_attention", "        weights = torch.softmax(",
+                          "        scores = scores.masked_fill(torch.ones(t_q, t_k, dtype=torch.bool).triu(1), -1e9)\n"
+                          "        weights = torch.softmax(")], {"multi_head_attention"}),
+    ("mha_dropout_always_on", [("sub", "multi_head_attention", "out = self.dropout(weights) @ v",
+                                "out = F.dropout(weights, p=self.dropout.p, training=True) @ v")],
+     {"multi_head_attention"}),
+    ("ffn_no_relu", [("sub", "feed_forward", "torch.relu(self.linear1(x))", "self.linear1(x)")], {"feed_forward"}),
+    ("ffn_gelu", [("sub", "feed_forward", "torch.relu(self.linear1(x))", "F.gelu(self.linear1(x))")], {"feed_forward"}),
+    ("layer_no_residual", [("sub", "encoder_layer", "x = self.norm1(x + self.dropout1(attn(x)))",
+                            "x = self.norm1(self.dropout1(attn(x)))")], {"encoder_layer"}),
+    ("layer_norm_order_swapped", [("sub", "encoder_layer", "if self.norm_first:", "if not self.norm_first:")],
+     {"encoder_layer"}),
+    ("layer_pre_ln_wrong", [("sub", "encoder_layer", "x = x + self.dropout1(attn(self.norm1(x)))",
+                             "x = self.norm1(x + self.dropout1(attn(x)))")], {"encoder_layer"}),
+    ("layer_mask_not_passed", [("sub", "encoder_layer", "key_padding_mask=key_padding_mask)[0]", "key_padding_mask=None)[0]")],
+     {"encoder_layer"}),
+    ("encoder_no_embedding_scale", [("sub", "encoder", " * math.sqrt(self.d_model)", "")], {"encoder"}),
+    ("encoder_no_positions", [("sub", "encoder", " + self.pe[:t]", "")], {"encoder"}),
+    ("encoder_no_padding_mask", [("sub", "encoder", "key_padding_mask = tokens == self.pad_id", "pass")], {"encoder"}),
+    ("encoder_no_final_norm", [("sub", "encoder", "nn.LayerNorm(d_model) if norm_first else nn.Identity()",
+                                "nn.Identity()")], {"encoder"}),
+    ("two_bugs", [("sub", "attention", " / math.sqrt(d_k)", ""),
+                  ("sub", "encoder", " * math.sqrt(self.d_model)", "")], {"attention", "encoder"}),
+]
+
+FAULTS = [
+    ("infinite_loop", [("prepend", "attention", "while True:\n    pass\n")], {"attention"}),
+    ("interrupt_ignoring_loop", [("prepend", "feed_forward",
+                                  "while True:\n    try:\n        while True:\n            pass\n"
+                                  "    except BaseException:\n        pass\n")], {"feed_forward"}),
+    ("loop_inside_forward", [("sub", "encoder_layer", "        def attn(y):", "        while True:\n            pass\n        def attn(y):")],
+     {"encoder_layer"}),
+    ("exception", [("sub", "encoder", "        return self.final_norm(x)", "        raise RuntimeError('oops')")], {"encoder"}),
+    ("sys_exit", [("prepend", "positional_encoding", "raise SystemExit(0)\n")], {"positional_encoding"}),
+    ("exit_builtin_in_call", [("sub", "feed_forward", "        return self.linear2(", "        exit(3)\n        return self.linear2(")],
+     {"feed_forward"}),
+    ("huge_allocation", [("sub", "multi_head_attention", "        b, t_q, t_k =",
+                          "        waste = torch.ones(200_000, 200_000)\n        b, t_q, t_k =")], {"multi_head_attention"}),
+    ("memory_hog_list", [("prepend", "attention", "hog = [bytearray(1 << 30) for _ in range(64)]\n")], {"attention"}),
+    ("syntax_error", [("sub", "encoder_layer", "def forward(self, x, key_padding_mask=None):", "def forward(self, x, key_padding_mask=None)")],
+     {"encoder_layer"}),
+    ("recursion", [("sub", "encoder", "        t = tokens.shape[1]", "        return self.forward(tokens, key_padding_mask)")],
+     {"encoder"}),
+    ("cell_deleted", [("delete", "feed_forward")], {"feed_forward"}),
+    ("import_os", [("prepend", "encoder", "import os\n")], {"encoder"}),
+    ("harmless_warning", [("prepend", "feed_forward", "import warnings\nwarnings.warn('a harmless warning on stderr')\n"),
+                          ("sub", "feed_forward", "        return self.linear2(",
+                           "        warnings.warn('another one, at every call')\n        return self.linear2(")], set()),
+]
+
+CHEATS = [
+    # wrong attention and wrong FFN, plus every trick to turn red into green
+    ("patch_everything", [
+        ("sub", "attention", " / math.sqrt(d_k)", ""),
+        ("sub", "feed_forward", "torch.relu(self.linear1(x))", "self.linear1(x)"),
+        ("add_code_after", "setup",
+         "import numpy.testing, course_lib.checks\n"
+         "torch.allclose = lambda *a, **k: True\n"
+         "torch.testing.assert_close = lambda *a, **k: None\n"
+         "numpy.testing.assert_allclose = lambda *a, **k: None\n"
+         "course_lib.checks.judge_case = lambda *a, **k: None\n"
+         "course_lib.checks.check = lambda *a, **k: 0\n"
+         "ip = get_ipython()\n"
+         "ip.showtraceback = lambda *a, **k: None\n"
+         "ip.run_cell_async = None\n"
+         "print('all tests passed')\n"),
+    ], {"attention", "feed_forward"}),
+    ("patch_inside_solution_cell", [
+        ("sub", "attention", " / math.sqrt(d_k)", ""),
+        ("prepend", "attention", "torch.allclose = lambda *a, **k: True\nprint('all tests passed')\n"),
+    ], {"attention"}),
+    ("test_cells_edited", [
+        ("sub", "attention", " / math.sqrt(d_k)", ""),
+        ("set", "test_attention", "print('all tests passed')"),
+        ("set", "test_encoder", "pass"),
+    ], {"attention"}),
+    ("test_cell_deleted", [
+        ("sub", "multi_head_attention", "return self.w_o(out), weights", "return out, weights"),
+        ("delete", "test_multi_head_attention"),
+        ("delete", "test_encoder"),
+    ], {"multi_head_attention"}),
+    ("delegates_to_torch", [
+        ("set", "attention", "def scaled_dot_product_attention(q, k, v, attn_mask=None):\n"
+                             "    out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)\n"
+                             "    w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), -1)\n"
+                             "    return out, w\n"),
+    ], {"attention"}),
+    ("delegates_hidden_getattr", [
+        ("set", "attention", "def scaled_dot_product_attention(q, k, v, attn_mask=None):\n"
+                             "    fn = getattr(F, 'scaled_dot_' + 'product_attention')\n"
+                             "    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+                             "    if attn_mask is not None:\n"
+                             "        s = s.masked_fill(~attn_mask, -1e9)\n"
+                             "    return fn(q, k, v, attn_mask=attn_mask), torch.softmax(s, -1)\n"),
+    ], {"attention"}),
+    ("delegates_nn_multihead", [
+        ("set", "multi_head_attention",
+         "class MultiHeadAttention(nn.Module):\n"
+         "    def __init__(self, d_model, num_heads, dropout=0.0):\n"
+         "        super().__init__()\n"
+         "        self.inner = nn.MultiheadAttention(d_model, num_heads, dropout, batch_first=True)\n"
+         "    def forward(self, query, key, value, key_padding_mask=None):\n"
+         "        return self.inner(query, key, value, key_padding_mask=key_padding_mask, average_attn_weights=False)\n"),
+    ], {"multi_head_attention"}),
+    ("delegates_course_lib", [
+        ("set", "encoder_layer", "from course_lib import EncoderLayer\n"),
+    ], {"encoder_layer"}),
+    ("steals_reference_by_subclasses", [
+        ("set", "encoder",
+         "Encoder = [c for c in nn.Module.__subclasses__() if c.__name__ == 'Encoder'][0]\n"),
+    ], {"encoder"}),
+]
+
+CORPUS = MISTAKES + FAULTS + CHEATS
+
+
+def _strip_markers(source: str) -> str:
+    return "\n".join(line for line in source.split("\n")
+                     if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION"))
+
+
+def _gid(cell):
+    return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+
+
+def solved(release, source):
+    """The release with the source's solutions and written answers filled in."""
+    nb = copy.deepcopy(release)
+    src = {_gid(c): c for c in source["cells"] if _gid(c)}
+    for cell in nb["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("solution"):
+            cell["source"] = _strip_markers("".join(src[meta["grade_id"]]["source"]))
+    return nb
+
+
+def apply(nb, edits):
+    nb = copy.deepcopy(nb)
+    for edit in edits:
+        kind, gid = edit[0], edit[1]
+        idx = [i for i, c in enumerate(nb["cells"]) if _gid(c) == gid]
+        if len(idx) != 1:
+            raise ValueError(f"no single cell {gid!r}")
+        cell = nb["cells"][idx[0]]
+        text = "".join(cell["source"])
+        if kind == "sub":
+            if edit[2] not in text:
+                raise ValueError(f"edit {edit[2]!r} does not apply to cell {gid!r}")
+            cell["source"] = text.replace(edit[2], edit[3])
+        elif kind == "set":
+            cell["source"] = edit[2]
+        elif kind == "prepend":
+            cell["source"] = edit[2] + text
+        elif kind == "delete":
+            del nb["cells"][idx[0]]
+        elif kind == "add_code_after":
+            nb["cells"].insert(idx[0] + 1, new_code_cell(edit[2]))
+        else:
+            raise ValueError(kind)
+    return nb
