@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml
 # the browser opens on notebooks/.
 lab: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir=. \
-	  --ServerApp.default_url=/lab/tree/notebooks
+	  --LabApp.default_url=/lab/tree/notebooks
 
 # Debian's Chromium for the browser tests (Playwright drives it; it never downloads a browser).
 browser-deps:

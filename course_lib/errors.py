@@ -58,6 +58,17 @@ def check_features(name: str, x, d_model: int) -> None:
         )
 
 
+def check_last_dim(name: str, x, d_model: int) -> None:
+    """``x`` must be a floating tensor ``(..., d_model)``: any leading axes, as ``nn.Linear`` takes."""
+    check_tensor(name, x)
+    if not x.is_floating_point():
+        raise CourseTypeError(f"{name}: expected a floating-point tensor, got {describe(x)}")
+    if x.dim() == 0 or x.shape[-1] != d_model:
+        raise CourseValueError(
+            f"{name}: expected shape (..., {d_model}), e.g. (batch, seq, {d_model}), got {describe(x)}"
+        )
+
+
 def check_key_padding_mask(mask, batch: int, seq: int, name: str = "key_padding_mask") -> None:
     """A key padding mask is bool (batch, seq) with True = padding."""
     if mask is None:

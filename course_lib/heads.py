@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .errors import CourseTypeError, CourseValueError, check_positive_int, check_tensor, describe
+from .errors import CourseTypeError, CourseValueError, check_last_dim, check_positive_int, describe
 
 
 class OutputHead(nn.Module):
@@ -58,13 +58,7 @@ class OutputHead(nn.Module):
         Shape:
             x: ``(B, T, d_model)``; returns ``(B, T, vocab_size)``.
         """
-        check_tensor("x", x)
-        if not x.is_floating_point():
-            raise CourseTypeError(f"x: expected a floating-point tensor, got {describe(x)}")
-        if x.dim() == 0 or x.shape[-1] != self.d_model:
-            raise CourseValueError(
-                f"x: expected shape (..., {self.d_model}), e.g. (batch, seq, {self.d_model}), got {describe(x)}"
-            )
+        check_last_dim("x", x, self.d_model)
         return self.linear(x)  # (B, T, V)
 
     def probabilities(self, x: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:

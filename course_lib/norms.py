@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .errors import CourseTypeError, CourseValueError, check_positive_int, check_tensor, describe
+from .errors import CourseTypeError, CourseValueError, check_last_dim, check_positive_int, describe
 
 
 class RMSNorm(nn.Module):
@@ -41,13 +41,7 @@ class RMSNorm(nn.Module):
         self.weight = nn.Parameter(torch.ones(d_model))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_tensor("x", x)
-        if not x.is_floating_point():
-            raise CourseTypeError(f"x: expected a floating-point tensor, got {describe(x)}")
-        if x.dim() == 0 or x.shape[-1] != self.d_model:
-            raise CourseValueError(
-                f"x: expected shape (..., {self.d_model}), e.g. (batch, seq, {self.d_model}), got {describe(x)}"
-            )
+        check_last_dim("x", x, self.d_model)
         inv_rms = torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + self.eps)  # (B, T, 1)
         return x * inv_rms * self.weight  # (B, T, d_model)
 

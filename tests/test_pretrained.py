@@ -43,7 +43,8 @@ def batch(minilm):
 
 @pytest.fixture(scope="module")
 def hf():
-    transformers = pytest.importorskip("transformers")
+    import transformers
+
     transformers.utils.logging.disable_progress_bar()
     path = str(minilm_path())
     tokenizer = transformers.AutoTokenizer.from_pretrained(path)
@@ -103,7 +104,8 @@ def test_fused_path_equals_explicit_path(minilm, batch):
 
 
 def test_sentence_embedding_matches_sentence_transformers(minilm, batch):
-    st = pytest.importorskip("sentence_transformers")
+    import sentence_transformers as st
+
     reference = st.SentenceTransformer(str(minilm_path()), device="cpu")
     expected = torch.as_tensor(reference.encode(SENTENCES, convert_to_tensor=True)).cpu()
     ours = minilm[0].sentence_embedding(batch)
@@ -160,14 +162,18 @@ def test_state_dict_is_course_lib_names(minilm):
     assert isinstance(minilm[0], MiniLM)
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-def test_runs_on_cuda(minilm, batch):
-    model, _ = load_minilm(device="cuda")
+# Every device this machine has: the CPU always, CUDA where a GPU is present (never skipped).
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_runs_on_device(minilm, batch, device):
+    model, _ = load_minilm(device=device)
     with torch.no_grad():
-        gpu, attn = model(batch["input_ids"].cuda(), key_padding_mask=batch["key_padding_mask"].cuda(),
+        gpu, attn = model(batch["input_ids"].to(device), key_padding_mask=batch["key_padding_mask"].to(device),
                           return_attention=True)
         cpu = minilm[0](batch["input_ids"], key_padding_mask=batch["key_padding_mask"])
-    assert gpu.device.type == "cuda" and attn[0].device.type == "cuda"
+    assert gpu.device.type == device and attn[0].device.type == device
     keep = ~batch["key_padding_mask"]
     assert (gpu.cpu() - cpu)[keep].abs().max() < 1e-3                                # TF32 may be on
     assert torch.allclose(model.sentence_embedding(batch).cpu(), minilm[0].sentence_embedding(batch), atol=1e-3)

@@ -3,11 +3,10 @@
 import re
 from pathlib import Path
 
-import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from Python 3.11")
+import tomllib  # noqa: E402  (the standard library from Python 3.11, the course's minimum)
 
 ROOT = Path(__file__).resolve().parents[1]
 
