@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .errors import CourseTypeError, CourseValueError, check_dropout, check_features, check_positive_int
+from .errors import CourseTypeError, CourseValueError, check_dropout, check_last_dim, check_positive_int
 
 ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "relu": F.relu,
@@ -44,7 +44,7 @@ class PositionwiseFeedForward(nn.Module):
         activation: ``"relu"`` (the paper), ``"gelu"`` (BERT) or a callable.
 
     Shape:
-        x: ``(B, T, d_model)``; output: ``(B, T, d_model)``
+        x: ``(B, T, d_model)``, or any ``(..., d_model)`` (one token ``(d_model,)`` too); output: the same shape.
     """
 
     def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, activation="relu"):
@@ -59,5 +59,5 @@ class PositionwiseFeedForward(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_features("x", x, self.d_model)
-        return self.linear2(self.dropout(self.activation(self.linear1(x))))        # (B, T, d_model)
+        check_last_dim("x", x, self.d_model)         # any leading axes: (B, T, d), (T, d), (d,)
+        return self.linear2(self.dropout(self.activation(self.linear1(x))))        # (..., d_model)

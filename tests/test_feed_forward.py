@@ -51,7 +51,16 @@ def test_constructor_errors(kwargs, error, match):
 
 def test_forward_errors():
     ffn = PositionwiseFeedForward(8, 16)
-    with pytest.raises(CourseValueError, match=r"^x: expected shape \(batch, seq, 8\), got torch.float32 of shape \(2, 5, 4\)"):
+    with pytest.raises(CourseValueError, match=r"^x: expected shape \(\.\.\., 8\), e\.g\. \(batch, seq, 8\), got torch.float32 of shape \(2, 5, 4\)"):
         ffn(torch.randn(2, 5, 4))
     with pytest.raises(CourseTypeError, match=r"^x: expected a floating-point tensor"):
         ffn(torch.ones(2, 5, 8, dtype=torch.long))
+
+
+def test_any_leading_axes_are_positions():
+    """Position-wise: a (B, T, d) batch, one sequence (T, d) and one token (d,) give the same numbers."""
+    ffn = PositionwiseFeedForward(8, 16).eval()
+    x = torch.randn(2, 5, 8)
+    batched = ffn(x)
+    torch.testing.assert_close(ffn(x[1]), batched[1], rtol=0, atol=1e-6)
+    torch.testing.assert_close(ffn(x[1, 3]), batched[1, 3], rtol=0, atol=1e-6)
