@@ -43,6 +43,7 @@ from torch import nn
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))            # run from a checkout, installed or not
 
 from course_lib import EncoderLayer  # noqa: E402
+from course_lib.interop import copy_layer_to_torch  # noqa: E402
 
 CONFIGS = {
     "cpu": dict(d_model=256, num_heads=4, d_ff=1024, num_layers=2, batch=8, lengths=[128]),
@@ -68,16 +69,8 @@ class LayerStack(nn.Module):
 def torch_copy(stack: LayerStack, d_model, num_heads, d_ff, dropout) -> nn.TransformerEncoder:
     ref_layer = nn.TransformerEncoderLayer(d_model, num_heads, d_ff, dropout, batch_first=True)
     ref = nn.TransformerEncoder(ref_layer, len(stack.layers))
-    with torch.no_grad():
-        for ours, theirs in zip(stack.layers, ref.layers):
-            a = ours.self_attn
-            theirs.self_attn.in_proj_weight.copy_(torch.cat([a.w_q.weight, a.w_k.weight, a.w_v.weight]))
-            theirs.self_attn.in_proj_bias.copy_(torch.cat([a.w_q.bias, a.w_k.bias, a.w_v.bias]))
-            theirs.self_attn.out_proj.load_state_dict(a.w_o.state_dict())
-            theirs.linear1.load_state_dict(ours.ffn.linear1.state_dict())
-            theirs.linear2.load_state_dict(ours.ffn.linear2.state_dict())
-            theirs.norm1.load_state_dict(ours.norm1.state_dict())
-            theirs.norm2.load_state_dict(ours.norm2.state_dict())
+    for ours, theirs in zip(stack.layers, ref.layers):
+        copy_layer_to_torch(ours, theirs)
     return ref
 
 

@@ -11,6 +11,7 @@ from .encoder import Encoder, EncoderLayer
 from .errors import CourseTypeError, CourseValueError
 from .feed_forward import PositionwiseFeedForward
 from .heads import OutputHead
+from .interop import copy_attention_to_torch, copy_layer_to_torch
 from .masks import (causal_mask, hf_to_key_padding_mask, key_padding_to_attn_mask, key_padding_to_hf,
                     padding_mask_from_lengths)
 from .norms import RMSNorm
@@ -27,6 +28,7 @@ __all__ = [
     "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding",
     "padding_mask_from_lengths", "causal_mask", "key_padding_to_attn_mask", "hf_to_key_padding_mask",
     "key_padding_to_hf",
+    "copy_attention_to_torch", "copy_layer_to_torch",
     "OutputHead", "RMSNorm", "RotaryEmbedding", "apply_rotary", "rotary_tables",
     "Vocab", "WordTokenizer", "tokenize", "detokenize", "PAD", "UNK", "PAD_ID", "UNK_ID",
     "get_device", "seed_everything", "count_parameters", "show_source",

@@ -11,6 +11,7 @@ from torch import nn
 
 from course_lib import (CourseTypeError, CourseValueError, MultiHeadAttention, padding_mask_from_lengths,
                         scaled_dot_product_attention)
+from course_lib.interop import copy_attention_to_torch
 
 PROPERTY = settings(max_examples=25, deadline=None, derandomize=True)
 
@@ -18,11 +19,7 @@ PROPERTY = settings(max_examples=25, deadline=None, derandomize=True)
 def copy_to_torch_mha(mha: MultiHeadAttention) -> nn.MultiheadAttention:
     """An ``nn.MultiheadAttention`` with ``mha``'s weights: ``in_proj = cat(w_q, w_k, w_v)``."""
     ref = nn.MultiheadAttention(mha.d_model, mha.num_heads, batch_first=True).to(mha.w_q.weight.dtype)
-    with torch.no_grad():
-        ref.in_proj_weight.copy_(torch.cat([mha.w_q.weight, mha.w_k.weight, mha.w_v.weight]))
-        ref.in_proj_bias.copy_(torch.cat([mha.w_q.bias, mha.w_k.bias, mha.w_v.bias]))
-        ref.out_proj.load_state_dict(mha.w_o.state_dict())
-    return ref
+    return copy_attention_to_torch(mha, ref)
 
 
 def random_mask(b, t, lengths=None):

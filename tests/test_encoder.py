@@ -10,21 +10,9 @@ from torch import nn
 
 from course_lib import (CourseTypeError, CourseValueError, Encoder, EncoderLayer, padding_mask_from_lengths,
                         sinusoidal_positional_encoding)
+from course_lib.interop import copy_layer_to_torch
 
 PROPERTY = settings(max_examples=20, deadline=None, derandomize=True)
-
-
-def copy_layer_to_torch(layer: EncoderLayer, ref: nn.TransformerEncoderLayer) -> None:
-    """Load ``layer``'s weights into ``ref`` by the contract's names (``in_proj = cat(w_q, w_k, w_v)``)."""
-    attn = layer.self_attn
-    with torch.no_grad():
-        ref.self_attn.in_proj_weight.copy_(torch.cat([attn.w_q.weight, attn.w_k.weight, attn.w_v.weight]))
-        ref.self_attn.in_proj_bias.copy_(torch.cat([attn.w_q.bias, attn.w_k.bias, attn.w_v.bias]))
-    ref.self_attn.out_proj.load_state_dict(attn.w_o.state_dict())
-    ref.linear1.load_state_dict(layer.ffn.linear1.state_dict())
-    ref.linear2.load_state_dict(layer.ffn.linear2.state_dict())
-    ref.norm1.load_state_dict(layer.norm1.state_dict())
-    ref.norm2.load_state_dict(layer.norm2.state_dict())
 
 
 def torch_layer_like(layer: EncoderLayer, d_model, num_heads, d_ff, norm_first, activation="relu"):
