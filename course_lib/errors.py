@@ -28,18 +28,64 @@ def describe(x) -> str:
     return f"{type(x).__name__} {x!r}"
 
 
-def check_positive_int(name: str, value) -> None:
+def _range_text(low, high, low_open: bool = False) -> str:
+    if low is not None and high is not None:
+        return f"in {'(' if low_open else '['}{low}, {high}]"
+    if low is not None:
+        return f"{'>' if low_open else '>='} {low}"
+    if high is not None:
+        return f"<= {high}"
+    return ""
+
+
+def check_int(name: str, value, low: int | None = None, high: int | None = None, *,
+              optional: bool = False) -> None:
+    """``value`` must be an int (not a bool) in ``[low, high]`` (either bound may be None);
+    ``optional`` also accepts None."""
+    if optional and value is None:
+        return
+    if low == 1 and high is None:
+        what = "a positive int"
+    else:
+        bounds = _range_text(low, high)
+        what = f"an int{' ' + bounds if bounds else ''}"
+    what += " or None" if optional else ""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise CourseTypeError(f"{name}: expected a positive int, got {type(value).__name__} {value!r}")
-    if value <= 0:
-        raise CourseValueError(f"{name}: expected a positive int, got {value}")
+        raise CourseTypeError(f"{name}: expected {what}, got {type(value).__name__} {value!r}")
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise CourseValueError(f"{name}: expected {what}, got {value}")
+
+
+def check_positive_int(name: str, value) -> None:
+    check_int(name, value, low=1)
+
+
+def check_float(name: str, value, low: float | None = None, high: float | None = None, *,
+                low_open: bool = False, high_open: bool = False) -> None:
+    """``value`` must be a real number (int or float, not a bool) between ``low`` and ``high``;
+    ``low_open``/``high_open`` exclude the bound itself (``low=0, low_open=True``: positive)."""
+    if low is not None and high is not None:
+        what = f"a float in {'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
+    elif low == 0 and low_open:
+        what = "a positive float"
+    else:
+        what = f"a float {_range_text(low, high, low_open)}".rstrip()
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise CourseTypeError(f"{name}: expected {what}, got {type(value).__name__} {value!r}")
+    too_low = low is not None and (value <= low if low_open else value < low)
+    too_high = high is not None and (value >= high if high_open else value > high)
+    if too_low or too_high or value != value:  # value != value: NaN
+        raise CourseValueError(f"{name}: expected {what}, got {value}")
 
 
 def check_dropout(value) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise CourseTypeError(f"dropout: expected a float in [0, 1), got {type(value).__name__} {value!r}")
-    if not 0.0 <= value < 1.0:
-        raise CourseValueError(f"dropout: expected a float in [0, 1), got {value}")
+    check_float("dropout", value, 0, 1, high_open=True)
+
+
+def check_choice(name: str, value, choices) -> None:
+    """``value`` must be one of ``choices``."""
+    if value not in tuple(choices):
+        raise CourseValueError(f"{name}: expected one of {tuple(choices)}, got {value!r}")
 
 
 def check_tensor(name: str, x) -> None:
@@ -54,7 +100,7 @@ def check_features(name: str, x, d_model: int) -> None:
         raise CourseTypeError(f"{name}: expected a floating-point tensor, got {describe(x)}")
     if x.dim() != 3 or x.shape[-1] != d_model:
         raise CourseValueError(
-            f"{name}: expected shape (batch, seq, {d_model}), got {describe(x)}"
+            f"{name}: expected shape (batch, seq, d_model={d_model}), got {describe(x)}"
         )
 
 
@@ -65,7 +111,7 @@ def check_last_dim(name: str, x, d_model: int) -> None:
         raise CourseTypeError(f"{name}: expected a floating-point tensor, got {describe(x)}")
     if x.dim() == 0 or x.shape[-1] != d_model:
         raise CourseValueError(
-            f"{name}: expected shape (..., {d_model}), e.g. (batch, seq, {d_model}), got {describe(x)}"
+            f"{name}: expected shape (..., d_model={d_model}), e.g. (batch, seq, {d_model}), got {describe(x)}"
         )
 
 

@@ -290,10 +290,10 @@ def _x(*shape, dtype=torch.float32):
 
 
 @pytest.mark.parametrize("inputs,kwargs,error,match", [
-    ((_x(2, 5, 6), _x(2, 5, 8), _x(2, 5, 8)), {}, CourseValueError, r"^query: expected shape \(batch, seq, 8\), got torch.float32 of shape \(2, 5, 6\)"),
-    ((_x(2, 5, 8), _x(2, 5, 7), _x(2, 5, 8)), {}, CourseValueError, r"^key: expected shape \(batch, seq, 8\)"),
-    ((_x(2, 5, 8), _x(2, 5, 8), _x(2, 5, 9)), {}, CourseValueError, r"^value: expected shape \(batch, seq, 8\)"),
-    ((_x(5, 8), _x(5, 8), _x(5, 8)), {}, CourseValueError, r"^query: expected shape \(batch, seq, 8\), got .* \(5, 8\)"),
+    ((_x(2, 5, 6), _x(2, 5, 8), _x(2, 5, 8)), {}, CourseValueError, r"^query: expected shape \(batch, seq, d_model=8\), got torch.float32 of shape \(2, 5, 6\)"),
+    ((_x(2, 5, 8), _x(2, 5, 7), _x(2, 5, 8)), {}, CourseValueError, r"^key: expected shape \(batch, seq, d_model=8\)"),
+    ((_x(2, 5, 8), _x(2, 5, 8), _x(2, 5, 9)), {}, CourseValueError, r"^value: expected shape \(batch, seq, d_model=8\)"),
+    ((_x(5, 8), _x(5, 8), _x(5, 8)), {}, CourseValueError, r"^query: expected shape \(batch, seq, d_model=8\), got .* \(5, 8\)"),
     ((torch.ones(2, 5, 8, dtype=torch.long),) * 3, {}, CourseTypeError, r"^query: expected a floating-point tensor"),
     ((_x(2, 5, 8), _x(3, 5, 8), _x(3, 5, 8)), {}, CourseValueError, r"^key/value: expected batch size 2 \(as query\)"),
     ((_x(2, 5, 8), _x(2, 5, 8), _x(3, 5, 8)), {}, CourseValueError, r"^key/value: expected batch size 2"),

@@ -369,8 +369,8 @@ def test_layer_constructor_errors(kwargs, error, match):
 
 
 @pytest.mark.parametrize("x,kwargs,error,match", [
-    (torch.randn(2, 5, 6), {}, CourseValueError, r"^x: expected shape \(batch, seq, 8\), got torch.float32 of shape \(2, 5, 6\)"),
-    (torch.randn(5, 8), {}, CourseValueError, r"^x: expected shape \(batch, seq, 8\)"),
+    (torch.randn(2, 5, 6), {}, CourseValueError, r"^x: expected shape \(batch, seq, d_model=8\), got torch.float32 of shape \(2, 5, 6\)"),
+    (torch.randn(5, 8), {}, CourseValueError, r"^x: expected shape \(batch, seq, d_model=8\)"),
     (torch.ones(2, 5, 8, dtype=torch.long), {}, CourseTypeError, r"^x: expected a floating-point tensor"),
     (torch.randn(2, 5, 8), dict(key_padding_mask=torch.zeros(2, 4, dtype=torch.bool)), CourseValueError,
      r"^key_padding_mask: expected bool of shape \(2, 5\), got torch.bool of shape \(2, 4\)"),

@@ -45,7 +45,7 @@ def test_check_dropout_rejects(value, error):
 
 def test_check_features():
     check_features("x", torch.zeros(1, 2, 4), 4)
-    with pytest.raises(CourseValueError, match=r"^x: expected shape \(batch, seq, 4\), got torch.float32 of shape \(1, 2, 3\)"):
+    with pytest.raises(CourseValueError, match=r"^x: expected shape \(batch, seq, d_model=4\), got torch.float32 of shape \(1, 2, 3\)"):
         check_features("x", torch.zeros(1, 2, 3), 4)
     with pytest.raises(CourseTypeError, match=r"^x: expected a torch.Tensor, got ndarray"):
         import numpy as np

@@ -51,7 +51,7 @@ def test_constructor_errors(kwargs, error, match):
 
 def test_forward_errors():
     ffn = PositionwiseFeedForward(8, 16)
-    with pytest.raises(CourseValueError, match=r"^x: expected shape \(\.\.\., 8\), e\.g\. \(batch, seq, 8\), got torch.float32 of shape \(2, 5, 4\)"):
+    with pytest.raises(CourseValueError, match=r"^x: expected shape \(\.\.\., d_model=8\), e\.g\. \(batch, seq, 8\), got torch.float32 of shape \(2, 5, 4\)"):
         ffn(torch.randn(2, 5, 4))
     with pytest.raises(CourseTypeError, match=r"^x: expected a floating-point tensor"):
         ffn(torch.ones(2, 5, 8, dtype=torch.long))

@@ -92,7 +92,7 @@ def test_construction_errors(make, error, match):
          r"temperature: expected a positive float, got 0"),
         (lambda h: h.probabilities(torch.randn(1, 2, D), temperature="hot"), CourseTypeError,
          r"temperature: expected a positive float, got str"),
-        (lambda h: h(torch.randn(1, 2, D + 1)), CourseValueError, r"x: expected shape \(\.\.\., 8\).*got torch.float32 of shape \(1, 2, 9\)"),
+        (lambda h: h(torch.randn(1, 2, D + 1)), CourseValueError, r"x: expected shape \(\.\.\., d_model=8\).*got torch.float32 of shape \(1, 2, 9\)"),
         (lambda h: h(torch.ones(1, 2, D, dtype=torch.long)), CourseTypeError, r"x: expected a floating-point tensor, got torch.int64"),
         (lambda h: h([1.0] * D), CourseTypeError, r"x: expected a torch.Tensor, got list"),
     ],

@@ -109,9 +109,9 @@ def test_learned_module():
 def test_position_modules_errors(module):
     with pytest.raises(CourseValueError, match=r"^x: expected a sequence of at most max_len=5 positions, got 6"):
         module(torch.randn(1, 6, 4))
-    with pytest.raises(CourseValueError, match=r"^x: expected shape \(batch, seq, 4\)"):
+    with pytest.raises(CourseValueError, match=r"^x: expected shape \(batch, seq, d_model=4\)"):
         module(torch.randn(1, 3, 5))
-    with pytest.raises(CourseValueError, match=r"^x: expected shape \(batch, seq, 4\)"):
+    with pytest.raises(CourseValueError, match=r"^x: expected shape \(batch, seq, d_model=4\)"):
         module(torch.randn(3, 4))
 
 
