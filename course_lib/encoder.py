@@ -83,6 +83,15 @@ class Encoder(nn.Module):
     ``final_norm`` (a LayerNorm for pre-LN, whose last residual stream is otherwise unnormalized;
     ``nn.Identity`` for post-LN).
 
+    The embedding starts as ``N(0, 1/d_model)`` (:func:`init_embedding`), not ``nn.Embedding``'s
+    ``N(0, 1)``: the paper (section 3.4) multiplies the embedding by ``sqrt(d_model)`` and shares
+    its matrix with the pre-softmax linear layer (weight tying, Press & Wolf 2017), a matrix with an
+    output layer's small scale, about ``1/sqrt(d_model)``. Times ``sqrt(d_model)``, a token vector
+    then has entries of variance 1, the scale of the sinusoidal table (entries in [-1, 1], RMS
+    ``1/sqrt(2)``): both the token and its position are visible in the sum. From ``N(0, 1)`` the
+    tokens would be ``sqrt(2 * d_model)`` times larger than the positions (32x at ``d_model=512``)
+    and drown them.
+
     Args:
         vocab_size, d_model, num_heads, d_ff, num_layers, dropout: the usual sizes.
         max_len: the longest sequence (rows of the positional table).
@@ -113,7 +122,7 @@ class Encoder(nn.Module):
             raise CourseValueError(f"positional: expected one of {POSITIONAL}, got {positional!r}")
         self.vocab_size, self.d_model, self.max_len, self.pad_id = vocab_size, d_model, max_len, pad_id
         self.positional = positional
-        self.embedding = nn.Embedding(vocab_size, d_model, padding_idx=pad_id)
+        self.embedding = init_embedding(nn.Embedding(vocab_size, d_model, padding_idx=pad_id))
         if positional == "sinusoidal":
             self.register_buffer("pe", sinusoidal_positional_encoding(max_len, d_model), persistent=False)
         elif positional == "learned":
@@ -169,3 +178,17 @@ class Encoder(nn.Module):
                 x = layer(x, key_padding_mask, attn_mask)
         x = self.final_norm(x)
         return (x, attentions) if return_attention else x
+
+
+@torch.no_grad()
+def init_embedding(embedding: nn.Embedding) -> nn.Embedding:
+    """Draw ``embedding.weight`` from ``N(0, 1/d_model)``, the padding row zero; returns ``embedding``.
+
+    After the encoder's ``* sqrt(d_model)`` a token vector has unit-variance entries, the same order
+    as the positional table (see :class:`Encoder`).
+    """
+    d_model = embedding.embedding_dim
+    nn.init.normal_(embedding.weight, mean=0.0, std=d_model ** -0.5)
+    if embedding.padding_idx is not None:
+        embedding.weight[embedding.padding_idx].zero_()
+    return embedding

@@ -203,6 +203,25 @@ def test_encoder_embedding_and_positions_by_hand():
     torch.testing.assert_close(none.embed(tokens), none.embedding(tokens) * 4.0)
 
 
+@pytest.mark.parametrize("d_model", [64, 512])
+def test_encoder_init_tokens_and_positions_on_one_scale(d_model):
+    """At init, embedding * sqrt(d_model) has RMS ~1 and the sinusoidal table RMS ~0.71: both visible.
+
+    nn.Embedding's default N(0, 1) would make the tokens sqrt(2 * d_model) times larger (32x at 512)."""
+    encoder = Encoder(vocab_size=1000, d_model=d_model, num_heads=4, d_ff=8, num_layers=1, max_len=256)
+    tokens = torch.arange(1, 257)[None]                                        # 256 ids, no padding
+    with torch.no_grad():
+        token_part = encoder.embedding(tokens) * math.sqrt(d_model)
+    positions = encoder.pe[:256]
+    rms = lambda t: t.pow(2).mean().sqrt().item()                              # noqa: E731
+    ratio = rms(token_part) / rms(positions)
+    assert 0.8 < rms(token_part) < 1.2                                        # unit-variance entries
+    assert 1.0 < ratio < 2.0                                                   # sqrt(2) expected, not ~32
+    assert (encoder.embedding.weight[encoder.pad_id] == 0).all()
+    untouched = nn.Embedding(1000, d_model)                                    # torch's default, for contrast
+    assert rms(untouched(tokens) * math.sqrt(d_model)) / rms(positions) > 0.5 * math.sqrt(2 * d_model)
+
+
 def test_encoder_default_mask_is_tokens_equal_pad_id():
     encoder = make_encoder(pad_id=3)
     tokens = torch.tensor([[1, 2, 3, 3], [4, 5, 6, 3]])
