@@ -115,19 +115,20 @@ def check_last_dim(name: str, x, d_model: int) -> None:
         )
 
 
-def check_key_padding_mask(mask, batch: int, seq: int, name: str = "key_padding_mask") -> None:
-    """A key padding mask is bool (batch, seq) with True = padding."""
+def check_key_padding_mask(mask, batch: int | None, seq: int, name: str = "key_padding_mask") -> None:
+    """A key padding mask is bool (batch, seq) with True = padding; ``batch=None``: one example's (seq,)."""
     if mask is None:
         return
+    shape = (seq,) if batch is None else (batch, seq)
     check_tensor(name, mask)
     if mask.dtype != torch.bool:
         raise CourseTypeError(
-            f"{name}: expected bool of shape ({batch}, {seq}) with True = padding, got {describe(mask)} "
+            f"{name}: expected bool of shape {shape} with True = padding, got {describe(mask)} "
             "(an integer mask is ambiguous: Hugging Face's 1 = keep or 1 = pad? "
             "convert with course_lib.hf_to_key_padding_mask or `mask.bool()` explicitly)"
         )
-    if tuple(mask.shape) != (batch, seq):
-        raise CourseValueError(f"{name}: expected bool of shape ({batch}, {seq}), got {describe(mask)}")
+    if tuple(mask.shape) != shape:
+        raise CourseValueError(f"{name}: expected bool of shape {shape}, got {describe(mask)}")
 
 
 def check_attn_mask(mask, target_shape: tuple, name: str = "attn_mask") -> None:
