@@ -33,6 +33,15 @@ Control descriptions (stable, for people and for browser tests):
 
 Sliders use ``continuous_update=False``: the figure is redrawn when the slider is released (or
 a key press changes it), not at every pixel of a drag.
+
+The first figure (the one stored in the notebook, and the only one a reader without a front end
+sees) is chosen by ``fallback=``:
+
+- ``"full"`` (default): drawn like every later one;
+- ``"compact"``: drawn at 60 % of the size (:data:`COMPACT_SCALE`), so that it does not dominate
+  the page when the cell above already shows a similar figure; later redraws are full size;
+- ``"none"``: no image until a control moves, only the line ``[... figure: move a control to
+  draw it]``; use it when the cell just above shows exactly the figure the initial values would draw.
 """
 
 from __future__ import annotations
@@ -47,7 +56,7 @@ import matplotlib.pyplot as plt
 from IPython.display import DisplayHandle, display
 from matplotlib.figure import Figure
 
-from .errors import CourseTypeError, CourseValueError
+from .errors import CourseTypeError, CourseValueError, check_choice, check_float, check_int
 
 __all__ = [
     "InteractiveFigure",
@@ -59,6 +68,8 @@ __all__ = [
 ]
 
 DPI = 100
+COMPACT_SCALE = 0.6
+FALLBACKS = ("full", "compact", "none")
 
 
 def figure_to_png(fig: Figure, dpi: int = DPI) -> bytes:
@@ -85,8 +96,7 @@ def _as_control(name: str, spec) -> widgets.ValueWidget:
     if isinstance(spec, tuple) and len(spec) in (2, 3) and all(
             isinstance(v, (int, float)) and not isinstance(v, bool) for v in spec):
         lo, hi = spec[0], spec[1]
-        if lo >= hi:
-            raise CourseValueError(f"{name}: expected (min, max) with min < max, got {spec!r}")
+        check_float(f"{name} (max of (min, max))", hi, lo, low_open=True)
         if all(isinstance(v, int) for v in spec):
             step = spec[2] if len(spec) == 3 else 1
             return widgets.IntSlider(value=lo, min=lo, max=hi, step=step, description=name,
@@ -112,14 +122,20 @@ class InteractiveFigure:
         box: the ``VBox`` holding the controls.
         handle: the ``DisplayHandle`` of the figure output.
         name: used in the constant ``text/plain`` lines.
+        fallback: ``"full"``, ``"compact"`` or ``"none"``: how the first figure is shown (see the
+            module doc).
     """
 
-    def __init__(self, draw: Callable, controls: dict, name: str = "interactive figure", dpi: int = DPI):
+    def __init__(self, draw: Callable, controls: dict, name: str = "interactive figure", dpi: int = DPI,
+                 fallback: str = "full"):
         if not callable(draw):
             raise CourseTypeError(f"draw: expected a callable draw(**values) -> fig, got {type(draw).__name__}")
+        check_int("dpi", dpi, 10)
+        check_choice("fallback", fallback, FALLBACKS)
         self.draw = draw
         self.name = str(name)
         self.dpi = dpi
+        self.fallback = fallback
         self.controls = {k: _as_control(k, v) for k, v in controls.items()}
         self.box = widgets.VBox(list(self.controls.values()))
         self.handle = DisplayHandle(f"course-lib-figure-{uuid.uuid4().hex}")  # transient, never stored
@@ -132,7 +148,7 @@ class InteractiveFigure:
         """The current value of every control, by name."""
         return {k: w.value for k, w in self.controls.items()}
 
-    def render(self) -> bytes:
+    def render(self, dpi: int | None = None) -> bytes:
         """Draw with the current values and return the PNG (the figure is closed afterwards)."""
         result = self.draw(**self.values)
         fig = result[0] if isinstance(result, tuple) else result
@@ -141,13 +157,16 @@ class InteractiveFigure:
                 f"draw: expected a matplotlib Figure or a (fig, axes) pair, got {type(result).__name__}"
             )
         try:
-            return figure_to_png(fig, self.dpi)
+            return figure_to_png(fig, dpi or self.dpi)
         finally:
             plt.close(fig)   # ours: keeps the inline backend from showing it a second time
 
-    def _figure_bundle(self) -> dict:
+    def _figure_bundle(self, first: bool = False) -> dict:
+        if first and self.fallback == "none":
+            return {"text/plain": f"[{self.name} figure: move a control to draw it]"}
+        dpi = round(self.dpi * COMPACT_SCALE) if first and self.fallback == "compact" else self.dpi
         return {
-            "image/png": base64.b64encode(self.render()).decode("ascii"),
+            "image/png": base64.b64encode(self.render(dpi)).decode("ascii"),
             "text/plain": f"[{self.name} figure]",
         }
 
@@ -160,7 +179,7 @@ class InteractiveFigure:
     def _ipython_display_(self) -> None:
         if self.controls:
             display(self._controls_bundle(), raw=True)
-        self.handle.display(self._figure_bundle(), raw=True)
+        self.handle.display(self._figure_bundle(first=True), raw=True)
 
     def show(self) -> "InteractiveFigure":
         """Display the controls and the figure (same as ending a cell with the object)."""
@@ -200,7 +219,8 @@ def interactive_figure(draw: Callable, /, **controls) -> InteractiveFigure:
 
 def attention_explorer(weights, tokens: Sequence[str] | None = None, key_padding_mask=None, *,
                        query_tokens: Sequence[str] | None = None, example: int | None = None,
-                       annotate: bool = False, layer: int = 0, head: int = 0) -> InteractiveFigure:
+                       annotate: bool = False, layer: int = 0, head: int = 0,
+                       fallback: str = "full") -> InteractiveFigure:
     """Pick a layer and a head of ``weights`` and see its attention map.
 
     Args:
@@ -208,36 +228,39 @@ def attention_explorer(weights, tokens: Sequence[str] | None = None, key_padding
             with ``example=`` the batched tensors; see :func:`course_lib.plots.plot_attention`).
         tokens, query_tokens, key_padding_mask, annotate: as in ``plot_attention``.
         layer, head: the initial values of the controls.
+        fallback: ``"full"``, ``"compact"`` or ``"none"`` (see the module doc): ``"none"`` when
+            the cell above already shows this layer and head.
 
     Controls: ``"layer"`` (4-D weights only) and ``"head"``, both IntSliders. The colour scale is
     fixed over all layers and heads so that maps compare across slider positions.
     """
-    from . import plots
+    from .plots import attention as plots_attention
+    from .plots._inputs import indices, pick_example
 
-    arr = plots._attention_input(weights, example)
+    arr = plots_attention.attention_input(weights, example)
     if arr.ndim not in (3, 4):
         raise CourseValueError(
             f"weights: expected (H, T_q, T_k) or (L, H, T_q, T_k) to explore, got shape {tuple(arr.shape)}"
         )
     if key_padding_mask is not None and example is not None:
-        key_padding_mask = plots._pick_example("key_padding_mask", key_padding_mask, example)
-        tokens = plots._pick_example("tokens", tokens, example)
+        key_padding_mask = pick_example(key_padding_mask, example)
+        tokens = pick_example(tokens, example)
     n_heads = arr.shape[-3]
     vmax = float(arr.max()) if arr.size else 1.0
     controls = {}
     if arr.ndim == 4:
-        plots._indices("layer", layer, arr.shape[0])
+        indices("layer", layer, arr.shape[0])
         controls["layer"] = widgets.IntSlider(value=layer % arr.shape[0], min=0, max=arr.shape[0] - 1,
                                               description="layer", continuous_update=False)
-    plots._indices("head", head, n_heads)
+    indices("head", head, n_heads)
     controls["head"] = widgets.IntSlider(value=head % n_heads, min=0, max=n_heads - 1, description="head",
                                          continuous_update=False)
 
     def draw(head, layer=None):
-        return plots.plot_attention(arr, tokens, query_tokens, key_padding_mask,
+        return plots_attention.plot_attention(arr, tokens, query_tokens, key_padding_mask,
                                     layers=layer, heads=head, annotate=annotate, vmin=0.0, vmax=vmax)
 
-    return InteractiveFigure(draw, controls, name="attention explorer")
+    return InteractiveFigure(draw, controls, name="attention explorer", fallback=fallback)
 
 
 def _parse_dims(text: str, d_model: int) -> list[int]:
@@ -251,29 +274,28 @@ def _parse_dims(text: str, d_model: int) -> list[int]:
 
 
 def pe_explorer(max_len: int = 64, d_model: int = 64, *, dims: Sequence[int] = (0, 1, 6, 7),
-                length: int | None = None, layout: str = "interleaved", base: float = 10000.0) -> InteractiveFigure:
+                length: int | None = None, layout: str = "interleaved", base: float = 10000.0,
+                fallback: str = "full") -> InteractiveFigure:
     """The sinusoidal table and chosen dimensions as curves, for a chosen number of positions.
 
     Left: the heatmap of ``PE[:length]`` with the chosen columns marked; right: those columns
-    against the position. The table is ``course_lib.sinusoidal_positional_encoding``.
+    against the position, the legend underneath. The table is
+    ``course_lib.sinusoidal_positional_encoding``.
 
     Controls: ``"length"`` (IntSlider, 2 .. max_len), ``"dims"`` (Text, e.g. ``"0, 1, 6, 7"``),
     ``"layout"`` (Dropdown: ``interleaved`` = the paper's even sin / odd cos, ``concat`` =
-    tensor2tensor's first half sin / second half cos).
+    tensor2tensor's first half sin / second half cos). ``fallback``: see the module doc.
     """
-    from . import plots
+    from .plots import course_style, plot_pe_curves, plot_positional_encoding
+    from .plots._inputs import indices
     from .positional import LAYOUTS, sinusoidal_positional_encoding
 
-    if isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 2:
-        raise CourseValueError(f"max_len: expected an int >= 2, got {max_len!r}")
-    if isinstance(d_model, bool) or not isinstance(d_model, int) or d_model < 2:
-        raise CourseValueError(f"d_model: expected an int >= 2, got {d_model!r}")
-    if layout not in LAYOUTS:
-        raise CourseValueError(f"layout: expected one of {LAYOUTS}, got {layout!r}")
-    plots._indices("dims", list(dims), d_model)
+    check_int("max_len", max_len, 2)
+    check_int("d_model", d_model, 2)
+    check_choice("layout", layout, LAYOUTS)
+    indices("dims", list(dims), d_model)
     length = max_len if length is None else length
-    if isinstance(length, bool) or not isinstance(length, int) or not 2 <= length <= max_len:
-        raise CourseValueError(f"length: expected an int in [2, {max_len}], got {length!r}")
+    check_int("length", length, 2, max_len)
     tables = {lay: sinusoidal_positional_encoding(max_len, d_model, layout=lay, base=base) for lay in LAYOUTS}
     controls = {
         "length": widgets.IntSlider(value=length, min=2, max=max_len, description="length",
@@ -286,50 +308,47 @@ def pe_explorer(max_len: int = 64, d_model: int = 64, *, dims: Sequence[int] = (
     def draw(length, dims, layout):
         chosen = _parse_dims(dims, d_model)
         pe = tables[layout][:length]
-        with plots.course_style():
+        with course_style():
             fig, (ax_heat, ax_curves) = plt.subplots(
-                1, 2, figsize=(10.5, 3.6), layout="constrained", gridspec_kw={"width_ratios": [1.0, 1.25]})
-        plots.plot_positional_encoding(pe, ax=ax_heat, dims=chosen or None,
-                                       title=f"PE table ({length} × {d_model}, {layout})")
+                1, 2, figsize=(9.0, 4.0), layout="constrained", gridspec_kw={"width_ratios": [1.0, 1.1]})
+        plot_positional_encoding(pe, ax=ax_heat, dims=chosen or None, title=f"PE[:{length}] ({layout})")
         if chosen:
-            plots.plot_pe_curves(pe, dims=chosen, ax=ax_curves, layout=layout,
-                                 title="chosen dimensions against position")
+            plot_pe_curves(pe, dims=chosen, ax=ax_curves, layout=layout, legend="below",
+                           title="chosen dimensions against position")
         else:
             ax_curves.axis("off")
-            ax_curves.text(0.5, 0.5, "type feature indices in 'dims', e.g. 0, 1, 6, 7",
+            ax_curves.text(0.5, 0.5, "type feature indices in 'dims',\ne.g. 0, 1, 6, 7",
                            ha="center", va="center", transform=ax_curves.transAxes)
         return fig
 
     # dpi 90: the noisy table compresses poorly, this keeps the stored PNG near 100 KB
-    return InteractiveFigure(draw, controls, name="positional encoding explorer", dpi=90)
+    return InteractiveFigure(draw, controls, name="positional encoding explorer", dpi=90, fallback=fallback)
 
 
 def temperature_explorer(logits, labels: Sequence[str] | None = None, *, temperature: float = 1.0,
-                         min_temperature: float = 0.05, max_temperature: float = 20.0) -> InteractiveFigure:
+                         min_temperature: float = 0.05, max_temperature: float = 20.0,
+                         fallback: str = "full") -> InteractiveFigure:
     """``softmax(logits / T)`` as bars while ``T`` moves: small T sharpens towards the arg max,
     large T flattens towards uniform.
 
     Control: ``"temperature"`` (FloatLogSlider from ``min_temperature`` to ``max_temperature``).
+    ``fallback``: see the module doc.
     """
     import math
 
-    from . import plots
+    from .plots import plot_probabilities
+    from .plots._inputs import to_numpy
 
-    plots._to_numpy("logits", logits)   # type check now rather than in the callback
-    if not 0 < min_temperature < max_temperature:
-        raise CourseValueError(
-            f"min_temperature, max_temperature: expected 0 < min < max, got {min_temperature!r}, {max_temperature!r}"
-        )
-    if not min_temperature <= temperature <= max_temperature:
-        raise CourseValueError(
-            f"temperature: expected a value in [{min_temperature}, {max_temperature}], got {temperature!r}"
-        )
+    to_numpy("logits", logits)   # type check now rather than in the callback
+    check_float("min_temperature", min_temperature, 0, low_open=True)
+    check_float("max_temperature", max_temperature, min_temperature, low_open=True)
+    check_float("temperature", temperature, min_temperature, max_temperature)
     control = widgets.FloatLogSlider(value=temperature, base=10, min=math.log10(min_temperature),
                                      max=math.log10(max_temperature), step=0.01, description="temperature",
                                      readout_format=".3g", continuous_update=False,
                                      style={"description_width": "initial"})
 
     def draw(temperature):
-        return plots.plot_probabilities(logits, labels, temperature=round(float(temperature), 4))
+        return plot_probabilities(logits, labels, temperature=round(float(temperature), 4))
 
-    return InteractiveFigure(draw, {"temperature": control}, name="temperature explorer")
+    return InteractiveFigure(draw, {"temperature": control}, name="temperature explorer", fallback=fallback)

@@ -1,0 +1,23 @@
+"""course_lib.plots.curves: plot_curves and plot_probabilities."""
+
+import pytest
+import torch
+
+from course_lib import plots
+from course_lib.errors import CourseValueError
+
+
+def test_plot_curves_and_probabilities():
+    fig, ax = plots.plot_curves([128, 256, 512], {"explicit": [1.0, 4.0, 16.0], "fused": ([128, 512], [1.0, 8.0])},
+                                xlabel="T", ylabel="ms", logx=True, logy=True, marker=256, marker_label="here")
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["explicit", "fused"]
+    assert any(t.get_text() == "here" for t in ax.texts)
+    with pytest.raises(CourseValueError, match=r"ys\['a'\]"):
+        plots.plot_curves([1, 2], {"a": [1.0]})
+    fig, ax = plots.plot_probabilities(torch.tensor([2.0, 1.0, 0.0]), ["a", "b", "c"], temperature=0.5)
+    heights = [p.get_height() for p in ax.patches[:3]]
+    assert sum(heights) == pytest.approx(1.0)
+    assert heights == sorted(heights, reverse=True)
+    with pytest.raises(CourseValueError, match="temperature"):
+        plots.plot_probabilities(torch.zeros(3), temperature=0)
