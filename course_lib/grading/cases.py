@@ -1,0 +1,240 @@
+"""The grader's cases: families of inputs for each part, visible ones fixed, hidden ones from a seed.
+
+Every part has a few *families* of cases ("cross-attention, T_q != T_k, with padding", "pre-LN with
+padding", "dropout > 0 in eval mode", ...). ``make_cases(part)`` draws one visible case of every
+family from a public seed, so the visible tests in the released notebook already cover everything
+the grade depends on. ``make_cases(part, seed)`` draws the hidden cases of the same families, with
+other sizes and values, from a seed that only the instructor's source notebook holds: it sits in
+the test cell's ``### BEGIN HIDDEN TESTS`` block, which nbgrader strips from the release (and keeps
+in the gradebook). course_lib holds the generator, never a hidden seed.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import torch
+
+from ..attention import MultiHeadAttention
+from ..encoder import Encoder, EncoderLayer
+from ..errors import check_choice, check_int
+from ..feed_forward import PositionwiseFeedForward
+from .harness import Case
+from .parts import PARTS, part_of_test
+
+_SEED_RE = re.compile(r"hidden_seed\s*=\s*(0[xX][0-9a-fA-F_]+|\d[\d_]*)")
+_HIDDEN_RE = re.compile(r"### BEGIN HIDDEN TESTS(.*?)### END HIDDEN TESTS", re.S)
+
+
+class _Draw:
+    """Sizes and tensors of one case, all drawn from one seed sequence."""
+
+    def __init__(self, *entropy: int):
+        self.rng = np.random.default_rng(list(entropy))
+        self.g = torch.Generator().manual_seed(int(self.rng.integers(2 ** 62)))
+
+    def int(self, low: int, high: int) -> int:
+        return int(self.rng.integers(low, high + 1))
+
+    def pick(self, options):
+        return options[int(self.rng.integers(len(options)))]
+
+    def randn(self, *shape, scale: float = 1.0) -> torch.Tensor:
+        return scale * torch.randn(*shape, generator=self.g)
+
+    def padding(self, b: int, t: int) -> torch.Tensor:
+        """A bool (B, T) key_padding_mask, True = padding: one full row, the others 1 .. T tokens."""
+        lengths = torch.tensor([t] + [self.int(1, t) for _ in range(b - 1)])
+        return torch.arange(t)[None, :] >= lengths[:, None]
+
+    def mask(self, *shape) -> torch.Tensor:
+        """A bool attn_mask (True = may attend) with at least one True in every row."""
+        m = torch.rand(*shape, generator=self.g) < 0.6
+        first = torch.randint(0, shape[-1], shape[:-1], generator=self.g)
+        return m | torch.nn.functional.one_hot(first, shape[-1]).bool()
+
+    def heads(self, max_heads: int = 4) -> tuple[int, int]:
+        """(d_model, num_heads) with d_model = num_heads * d_k."""
+        h = self.pick([n for n in (1, 2, 3, 4, 8) if n <= max_heads])
+        return h * self.pick((2, 4, 6)), h                 # even: the positional table needs it
+
+    def state(self, cls, **kwargs) -> dict:
+        """Weights of a reference module built with ``kwargs``; LayerNorms get non-trivial weights too."""
+        torch.manual_seed(self.int(0, 2 ** 31))
+        module = cls(**kwargs)
+        with torch.no_grad():
+            for name, p in module.named_parameters():
+                if "norm" in name:
+                    p.copy_(self.randn(*p.shape, scale=0.3) + (1.0 if name.endswith("weight") else 0.0))
+        return {k: v.detach().clone() for k, v in module.state_dict().items()}
+
+
+# ------------------------------------------------------------------ the families of each part
+# A builder takes a _Draw and returns (sizes for a visible label, kwargs, inputs, state).
+
+def _pe(t_range, d_options):
+    def build(d: _Draw):
+        t, dm = d.int(*t_range), d.pick(d_options)
+        return f"max_len={t}, d_model={dm}", dict(max_len=t, d_model=dm), {}, None
+    return build
+
+
+def _attention(kind: str):
+    def build(d: _Draw):
+        b, tq, dk, dv = d.int(1, 3), d.int(2, 6), d.pick((4, 8, 16)), d.int(2, 6)
+        tk = tq if kind in ("plain", "scale") else tq + d.int(1, 3)
+        lead = {"4-d": (b, d.int(2, 3)), "2-d": ()}.get(kind, (b,))
+        if kind == "scale":
+            dk = d.pick((48, 64, 96))
+        q, k, v = d.randn(*lead, tq, dk), d.randn(*lead, tk, dk), d.randn(*lead, tk, dv)
+        inputs = dict(q=q, k=k, v=v)
+        if kind == "4-d":
+            inputs["attn_mask"] = ~d.padding(b, tk)[:, None, None, :]            # (B, 1, 1, T_k)
+        elif kind in ("mask", "2-d"):
+            inputs["attn_mask"] = d.mask(*lead, tq, tk)
+        elif kind == "broadcast":                                                   # B >= 2 under a (1, T_q, T_k) mask
+            inputs.update(q=3 * d.randn(b + 1, tq, dk), k=d.randn(b + 1, tk, dk), v=d.randn(b + 1, tk, dv),
+                          attn_mask=d.mask(1, tq, tk))
+        sizes = ", ".join(f"{n} {tuple(x.shape)}" for n, x in inputs.items())
+        return sizes, {}, inputs, None
+    return build
+
+
+def _mha(kind: str):
+    def build(d: _Draw):
+        dm, h = d.heads(1 if kind == "one head" else 8)
+        b, tq, p = d.int(2, 3), d.int(3, 6), (0.3 if kind == "dropout" else 0.0)
+        kwargs = dict(d_model=dm, num_heads=h, dropout=p)
+        inputs = dict(query=d.randn(b, tq, dm))
+        tk = tq
+        if kind == "cross":
+            tk = tq + d.int(1, 3)
+            inputs.update(key=d.randn(b, tk, dm), value=d.randn(b, tk, dm))
+        if kind != "plain":
+            inputs["key_padding_mask"] = d.padding(b, tk)
+        return (f"d_model={dm}, num_heads={h}, dropout={p}, B={b}, T_q={tq}, T_k={tk}", kwargs, inputs,
+                d.state(MultiHeadAttention, **kwargs))
+    return build
+
+
+def _ffn(kind: str):
+    def build(d: _Draw):
+        dm = d.int(4, 12)
+        kwargs = dict(d_model=dm, d_ff=d.int(2, 4 * dm), dropout=0.5 if kind == "dropout" else 0.0)
+        inputs = dict(x=d.randn(d.int(1, 3), d.int(2, 6), dm, scale=2.0))
+        return ", ".join(f"{k}={v}" for k, v in kwargs.items()), kwargs, inputs, d.state(PositionwiseFeedForward, **kwargs)
+    return build
+
+
+def _layer(norm_first: bool, padding: bool, dropout: float = 0.0, max_heads: int = 4):
+    def build(d: _Draw):
+        dm, h = d.heads(max_heads)
+        b, t = d.int(2, 3), d.int(3, 7)
+        kwargs = dict(d_model=dm, num_heads=h, d_ff=d.int(8, 32), dropout=dropout, norm_first=norm_first)
+        inputs = dict(x=d.randn(b, t, dm))
+        if padding:
+            inputs["key_padding_mask"] = d.padding(b, t)
+        return (", ".join(f"{k}={v}" for k, v in kwargs.items()) + f", B={b}, T={t}", kwargs, inputs,
+                d.state(EncoderLayer, **kwargs))
+    return build
+
+
+def _encoder(norm_first: bool, pad_id: int = 0, explicit: bool = False, full: bool = False,
+             dropout: float = 0.0):
+    def build(d: _Draw):
+        dm, h = d.heads(4)
+        b, t, vocab = d.int(2, 3), d.int(3, 7), d.int(max(10, pad_id + 2), 30)
+        kwargs = dict(vocab_size=vocab, d_model=dm, num_heads=h, d_ff=d.int(8, 32), num_layers=d.int(1, 3),
+                      max_len=t if full else t + d.int(1, 8), dropout=dropout, pad_id=pad_id, norm_first=norm_first)
+        pad = d.padding(b, t)
+        tokens = torch.randint(0, vocab - 1, (b, t), generator=d.g)
+        tokens = (tokens + (tokens >= pad_id).long()).masked_fill(pad, pad_id)   # pad_id only at padding
+        inputs = dict(tokens=tokens, key_padding_mask=pad) if explicit else dict(tokens=tokens)
+        return (", ".join(f"{k}={v}" for k, v in kwargs.items()) + f", B={b}, T={t}", kwargs, inputs,
+                d.state(Encoder, **kwargs))
+    return build
+
+
+def _count(norm_first: bool, base: bool = False):
+    def build(d: _Draw):
+        if base:
+            kwargs = dict(vocab_size=d.int(30000, 40000), d_model=512, num_heads=8, d_ff=2048, num_layers=6)
+        else:
+            dm, h = d.heads(4)
+            kwargs = dict(vocab_size=d.int(10, 1000), d_model=dm, num_heads=h, d_ff=d.int(8, 64),
+                          num_layers=d.int(1, 4))
+        kwargs["norm_first"] = norm_first
+        return ", ".join(f"{k}={v}" for k, v in kwargs.items()), kwargs, {}, None
+    return build
+
+
+#: the reverse task's sizes: small enough that the grader's training run takes ~0.1 s on one thread
+REVERSE = dict(symbols=10, length=6, batch=32, steps=60, test=256, lr=0.01,
+               model=dict(vocab_size=11, d_model=32, num_heads=2, d_ff=64, num_layers=1, max_len=6))
+
+
+def _reverse(d: _Draw):
+    r = REVERSE
+    train = torch.randint(1, r["symbols"] + 1, (r["steps"], r["batch"], r["length"]), generator=d.g)
+    test = torch.randint(1, r["symbols"] + 1, (r["test"], r["length"]), generator=d.g)
+    kwargs = dict(model=dict(r["model"]), lr=r["lr"], seed=d.int(0, 2 ** 31))
+    return f"{r['steps']} steps of {r['batch']} sequences", kwargs, dict(train=train, test=test), None
+
+
+FAMILIES = {
+    "positional_encoding": [("a table", _pe((8, 50), (8, 10, 16, 32))), ("one position", _pe((1, 1), (4, 6))),
+                            ("a wide table", _pe((60, 120), (64, 96, 128)))],
+    "attention": [("(B, T, d_k), no mask", _attention("plain")), ("d_k >= 48 (the scaling matters)", _attention("scale")),
+                  ("T_q != T_k, d_v != d_k, a bool mask", _attention("mask")),
+                  ("(B, H, T_q, T_k) with a (B, 1, 1, T_k) padding mask", _attention("4-d")),
+                  ("unbatched (T, d_k) with a (T_q, T_k) mask", _attention("2-d")),
+                  ("a mask broadcast over the batch, (1, T_q, T_k)", _attention("broadcast"))],
+    "multi_head_attention": [("self-attention", _mha("plain")), ("self-attention with padding", _mha("padding")),
+                             ("cross-attention, T_q != T_k, with padding", _mha("cross")),
+                             ("one head", _mha("one head")), ("dropout > 0 in eval mode", _mha("dropout"))],
+    "feed_forward": [("d_model, d_ff", _ffn("plain")), ("dropout > 0 in eval mode", _ffn("dropout"))],
+    "encoder_layer": [("post-LN", _layer(False, False)), ("post-LN with padding", _layer(False, True)),
+                      ("pre-LN with padding", _layer(True, True)), ("pre-LN, one head", _layer(True, False, max_heads=1)),
+                      ("dropout > 0 in eval mode", _layer(False, True, dropout=0.2))],
+    "encoder": [("post-LN, padding from pad_id", _encoder(False)), ("pre-LN (final_norm)", _encoder(True)),
+                ("pad_id != 0, an explicit key_padding_mask", _encoder(False, pad_id=3, explicit=True)),
+                ("T = max_len, dropout > 0 in eval mode", _encoder(True, full=True, dropout=0.1))],
+    "parameter_count": [("post-LN", _count(False)), ("pre-LN (final_norm)", _count(True)),
+                        ("the paper's base model", _count(False, base=True))],
+    "reverse_task": [("training on the reverse task", _reverse)],
+}
+
+
+def make_cases(part: str, seed: int | None = None) -> list[Case]:
+    """The visible cases of ``part`` (``seed=None``), or its hidden cases drawn from ``seed``.
+
+    One case per family either way, so the visible cases cover every family the hidden ones test.
+    Deterministic: the same seed gives the same cases.
+    """
+    check_choice("part", part, PARTS)
+    check_int("seed", seed, low=0, high=2 ** 64 - 1, optional=True)
+    out = []
+    for index, (family, build) in enumerate(FAMILIES[part]):
+        entropy = (0, PARTS.index(part), index) if seed is None else (1, seed, PARTS.index(part), index)
+        sizes, kwargs, inputs, state = build(_Draw(*entropy))
+        label = f"{family} ({sizes})" if seed is None else f"a hidden case of the family '{family}'"
+        out.append(Case(part, label, family, inputs, kwargs, state, hidden=seed is not None))
+    return out
+
+
+def hidden_seeds(nb) -> dict[str, int]:
+    """``{part: seed}`` from the ``### BEGIN HIDDEN TESTS`` blocks of a notebook's test cells.
+
+    ``nb`` is the instructor's source notebook (or the notebook autograde rebuilt from the
+    gradebook's stored cells), as an nbformat node or a dict; a released notebook has no such block.
+    """
+    seeds = {}
+    for cell in nb["cells"]:
+        part = part_of_test(cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "") or "")
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else str(source)
+        for block in _HIDDEN_RE.findall(source) if part else ():
+            for text in _SEED_RE.findall(block):
+                seeds[part] = int(text.replace("_", ""), 0)
+    return seeds

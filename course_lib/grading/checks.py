@@ -1,0 +1,139 @@
+"""The checks the exercise notebook calls: ``check_attention(scaled_dot_product_attention)`` and friends.
+
+A visible check runs the part's visible cases (every family the grade depends on) in the student's
+kernel. The instructor's source notebook also calls ``check_attention(..., hidden_seed=<int>)``
+inside a ``### BEGIN HIDDEN TESTS`` block, which nbgrader strips from the release: the hidden
+cases exist only where that seed is. While a part is checked, the other parts it uses are
+course_lib's references, so a bug in one part costs only that part.
+
+A failed check raises :class:`PartFailed`, which IPython (and so Jupyter and nbgrader's Validate)
+shows as one line, ``Part 3: the heads are split the wrong way: ...``, with no frames of course_lib.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import traceback
+
+from ..attention import MultiHeadAttention, scaled_dot_product_attention
+from ..encoder import Encoder, EncoderLayer
+from ..feed_forward import PositionwiseFeedForward
+from ..positional import sinusoidal_positional_encoding
+from .cases import make_cases
+from .harness import ResultError, run_case
+from .judging import judge_case
+from .parts import DEPENDENCIES, NAMES, NUMBERS
+
+#: course_lib's reference of each part of the contract (what a checked part's dependencies become)
+REFERENCES = {
+    "positional_encoding": sinusoidal_positional_encoding,
+    "attention": scaled_dot_product_attention,
+    "multi_head_attention": MultiHeadAttention,
+    "feed_forward": PositionwiseFeedForward,
+    "encoder_layer": EncoderLayer,
+    "encoder": Encoder,
+}
+
+_LIBRARY = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))), os.path.dirname(os.__file__))
+_MISSING = object()
+
+
+class PartFailed(AssertionError):
+    """A part's check failed; shown by IPython as one line (``_render_traceback_``)."""
+
+    def __init__(self, part: str, message: str):
+        self.part, self.line = part, f"Part {NUMBERS[part]}: {message}"
+        super().__init__(self.line)
+
+    def _render_traceback_(self) -> list[str]:
+        return [self.line]
+
+
+def _globals_of(candidate) -> dict | None:
+    if isinstance(candidate, type):
+        for obj in vars(candidate).values():
+            if callable(obj) and hasattr(obj, "__globals__"):
+                return obj.__globals__
+        return None
+    return getattr(candidate, "__globals__", None)
+
+
+@contextlib.contextmanager
+def reference_dependencies(part: str, candidate):
+    """While ``part`` is checked, the names of the parts it uses are course_lib's references."""
+    g = _globals_of(candidate)
+    saved = {}
+    if g is not None:
+        for dep in DEPENDENCIES[part]:
+            saved[NAMES[dep]] = g.get(NAMES[dep], _MISSING)
+            g[NAMES[dep]] = REFERENCES[dep]
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is _MISSING:
+                g.pop(name, None)
+            else:
+                g[name] = value
+
+
+def _where(error: BaseException) -> str:
+    """' (in forward, line 12 of its cell)': the last frame of the student's own code."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__)
+              if not any(os.path.abspath(f.filename).startswith(lib) for lib in _LIBRARY)]
+    frames = [f for f in frames if "site-packages" not in f.filename]
+    return f" (in {frames[-1].name}, line {frames[-1].lineno} of its cell)" if frames else ""
+
+
+def _raised(part: str, case, error: Exception) -> str:
+    if case.hidden:                       # the message could show the hidden inputs' sizes
+        return f"{case.label}: your {NAMES[part]} raised {type(error).__name__}{_where(error)}."
+    return f"{case.label}: your {NAMES[part]} raised {type(error).__name__}: {error}{_where(error)}"
+
+
+def check(part: str, candidate, hidden_seed: int | None = None) -> None:
+    """Run the visible cases of ``part`` (or the hidden ones drawn from ``hidden_seed``) on ``candidate``.
+
+    Raises :class:`PartFailed` with a message that says what is wrong. Returns None on purpose: a
+    test cell whose last line has a value would show it, and nbgrader reads a number there as
+    partial credit.
+    """
+    cases = make_cases(part, hidden_seed)
+    with reference_dependencies(part, candidate):
+        for case in cases:
+            try:
+                outputs = run_case(case, candidate)
+            except NotImplementedError:
+                raise PartFailed(part, "not done yet") from None
+            except ResultError as e:
+                raise PartFailed(part, f"{case.label}: {e}") from None
+            except Exception as e:                                  # noqa: BLE001 (the student's bug)
+                raise PartFailed(part, _raised(part, case, e)) from None
+            message = judge_case(case, outputs)
+            if message is not None:
+                raise PartFailed(part, message)
+    kind = "visible" if hidden_seed is None else "hidden"
+    print(f"Part {NUMBERS[part]}: all {len(cases)} {kind} checks passed")
+
+
+def _checker(part: str, doc: str):
+    def check_part(candidate, hidden_seed: int | None = None) -> None:
+        check(part, candidate, hidden_seed)
+    check_part.__name__ = check_part.__qualname__ = f"check_{part}" if part != "reverse_task" else "check_reverser"
+    check_part.__doc__ = doc
+    return check_part
+
+
+check_positional_encoding = _checker("positional_encoding", "Check ``sinusoidal_positional_encoding(max_len, d_model)``.")
+check_attention = _checker("attention", "Check ``scaled_dot_product_attention(q, k, v, attn_mask=None)``.")
+check_multi_head_attention = _checker(
+    "multi_head_attention", "Check ``MultiHeadAttention`` (its scaled_dot_product_attention is course_lib's while checked).")
+check_feed_forward = _checker("feed_forward", "Check ``PositionwiseFeedForward``.")
+check_encoder_layer = _checker(
+    "encoder_layer", "Check ``EncoderLayer`` (its MultiHeadAttention and PositionwiseFeedForward are course_lib's).")
+check_encoder = _checker("encoder", "Check ``Encoder`` (its EncoderLayer and positional table are course_lib's).")
+check_parameter_count = _checker(
+    "parameter_count", "Check ``encoder_parameter_count(...)`` against the parameters of course_lib's Encoder.")
+check_reverser = _checker(
+    "reverse_task", "Train ``Reverser`` (with course_lib's Encoder while checked) on the reverse task; check it learns.")

@@ -1,0 +1,157 @@
+"""Running a student's part on one case: the only code of the grader that calls student code.
+
+This module imports only the standard library, numpy and torch (never course_lib), so that the
+sandboxed part process can load it by file path without making course_lib's reference importable.
+:func:`run_case` returns plain arrays; :mod:`course_lib.grading.judging` compares them with the
+reference in a process that never ran student code.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+
+@dataclass
+class Case:
+    """One call of a part, with the inputs (and weights) the grader chose.
+
+    ``label`` is what a student is told about the case: for a hidden case it names the family of
+    the case ("pre-LN with padding") but none of its sizes or values.
+    """
+
+    part: str
+    label: str
+    family: str
+    inputs: dict = field(default_factory=dict)   # tensors
+    kwargs: dict = field(default_factory=dict)   # plain numbers: sizes, flags, constructor arguments
+    state: dict | None = None                    # weights to load (modules)
+    hidden: bool = False
+
+
+class ResultError(Exception):
+    """The student's code returned something that is not what the contract asks for."""
+
+
+def _array(x, what: str) -> np.ndarray:
+    if not isinstance(x, torch.Tensor):
+        raise ResultError(f"{what}: expected a torch.Tensor, got {type(x).__name__}")
+    if not x.is_floating_point():
+        raise ResultError(f"{what}: expected a floating-point tensor, got {x.dtype}")
+    plain = torch.Tensor.cpu(torch.Tensor.detach(x)).to(torch.float64)
+    return np.array(torch.Tensor.numpy(plain), dtype=np.float64)
+
+
+def _pair(result, what: str):
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        length = f" of length {len(result)}" if isinstance(result, (tuple, list)) else ""
+        raise ResultError(f"{what}: expected a tuple (out, weights), got {type(result).__name__}{length}")
+    return result
+
+
+def _module(candidate, kwargs: dict, what: str):
+    module = candidate(**kwargs)
+    if not isinstance(module, torch.nn.Module):
+        raise ResultError(f"{what}: expected an nn.Module, got {type(module).__name__}")
+    return module
+
+
+def _load(module, state: dict, what: str) -> None:
+    """Load the case's weights; report missing keys (extra ones, e.g. a persistent buffer, are harmless)."""
+    own = module.state_dict()
+    missing = [k for k in state if k not in own]
+    if missing:
+        more = " ..." if len(missing) > 4 else ""
+        raise ResultError(
+            f"{what}: the state_dict has no {missing[:4]}{more} (its keys are {sorted(own)[:8]}"
+            f"{' ...' if len(own) > 8 else ''}); use the attribute names of the contract so the "
+            "reference weights can be loaded")
+    for k, v in state.items():
+        if tuple(own[k].shape) != tuple(v.shape):
+            raise ResultError(f"{what}: parameter '{k}' has shape {tuple(own[k].shape)}, expected {tuple(v.shape)}")
+    module.load_state_dict(state, strict=False)
+
+
+def _mask_kwargs(inputs: dict) -> dict:
+    return {"key_padding_mask": inputs["key_padding_mask"].clone()} if "key_padding_mask" in inputs else {}
+
+
+def _run_module(case: Case, candidate, what: str) -> dict:
+    t = case.inputs
+    module = _module(candidate, case.kwargs, what)
+    _load(module, case.state, what)
+    module.eval()
+    if case.part == "multi_head_attention":
+        q = t["query"].clone()
+        if "key" not in t:                                                # self-attention
+            res = module(q, q, q, **_mask_kwargs(t))
+        else:
+            res = module(q, t["key"].clone(), t["value"].clone(), **_mask_kwargs(t))
+        out, w = _pair(res, "MultiHeadAttention.forward")
+        return {"out": _array(out, "out"), "weights": _array(w, "weights")}
+    first = {"feed_forward": "x", "encoder_layer": "x", "encoder": "tokens"}[case.part]
+    return {"out": _array(module(t[first].clone(), **_mask_kwargs(t)), "output")}
+
+
+def _count(value) -> np.ndarray:
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, float)):
+        raise ResultError(f"expected an int (the number of parameters), got {type(value).__name__}")
+    return np.array(float(value))
+
+
+def run_case(case: Case, candidate) -> dict[str, np.ndarray]:
+    """Call ``candidate`` (the student's function or class) on ``case``; return its outputs as arrays.
+
+    Exceptions raised by the student's code propagate; a result of the wrong type raises ResultError.
+    """
+    if case.part == "reverse_task":
+        return train_reverser(case, candidate)
+    t, kw = case.inputs, case.kwargs
+    with torch.no_grad():
+        if case.part == "positional_encoding":
+            return {"pe": _array(candidate(kw["max_len"], kw["d_model"]), "the returned table")}
+        if case.part == "attention":
+            mask = {"attn_mask": t["attn_mask"].clone()} if "attn_mask" in t else {}
+            out, w = _pair(candidate(t["q"].clone(), t["k"].clone(), t["v"].clone(), **mask),
+                           "scaled_dot_product_attention")
+            return {"out": _array(out, "out"), "weights": _array(w, "weights")}
+        if case.part == "parameter_count":
+            return {"count": _count(candidate(**kw))}
+        return _run_module(case, candidate, {"multi_head_attention": "MultiHeadAttention",
+                                             "feed_forward": "PositionwiseFeedForward",
+                                             "encoder_layer": "EncoderLayer", "encoder": "Encoder"}[case.part])
+
+
+def train_reverser(case: Case, candidate) -> dict[str, np.ndarray]:
+    """Train ``candidate(**model)`` to reverse sequences on the case's batches; predict its test set.
+
+    The seed, the batches and the optimizer are the case's, so the run is reproducible (on one
+    thread, bit for bit). Returns the predicted ids of the test sequences and the training losses.
+    """
+    kw = case.kwargs
+    torch.manual_seed(kw["seed"])
+    model = _module(candidate, kw["model"], "Reverser")
+    vocab = kw["model"]["vocab_size"]
+    optimizer = torch.optim.Adam(model.parameters(), lr=kw["lr"])
+    losses = []
+    with torch.enable_grad():
+        model.train()
+        for x in case.inputs["train"]:                                   # (B, T) per step
+            logits = model(x)
+            if not isinstance(logits, torch.Tensor) or tuple(logits.shape) != (*x.shape, vocab):
+                got = tuple(logits.shape) if isinstance(logits, torch.Tensor) else type(logits).__name__
+                raise ResultError(f"Reverser: expected logits of shape (B, T, vocab_size) = {(*x.shape, vocab)}, "
+                                  f"got {got}")
+            loss = F.cross_entropy(logits.reshape(-1, vocab), x.flip(1).reshape(-1))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(float(loss))
+    model.eval()
+    with torch.no_grad():
+        predicted = model(case.inputs["test"]).argmax(dim=-1)
+    return {"predicted": _array(predicted.double(), "the predictions"), "losses": np.array(losses)}

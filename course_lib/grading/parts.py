@@ -1,0 +1,60 @@
+"""The graded parts of the exercise (notebooks/07_exercise): names, dependencies and points.
+
+Pure constants, importing nothing: the sandboxed part process, the grader and the notebook-facing
+checks all read them. A part's solution cell has ``grade_id == <part>``; its test cells are
+``test_<part>`` or ``test_<part>_<anything>`` (see shared/exercise-contract.md).
+"""
+
+#: the six parts of the exercise contract, then the two that put them to use
+PARTS = ("positional_encoding", "attention", "multi_head_attention", "feed_forward", "encoder_layer",
+         "encoder", "parameter_count", "reverse_task")
+
+#: the six parts the contract names (course_lib exports a reference of each under the same name)
+CONTRACT_PARTS = PARTS[:6]
+
+#: the public name each part defines
+NAMES = {
+    "positional_encoding": "sinusoidal_positional_encoding",
+    "attention": "scaled_dot_product_attention",
+    "multi_head_attention": "MultiHeadAttention",
+    "feed_forward": "PositionwiseFeedForward",
+    "encoder_layer": "EncoderLayer",
+    "encoder": "Encoder",
+    "parameter_count": "encoder_parameter_count",
+    "reverse_task": "Reverser",
+}
+
+#: the parts whose names a part may use; while a part is checked these are course_lib's references
+DEPENDENCIES = {
+    "positional_encoding": (),
+    "attention": (),
+    "multi_head_attention": ("attention",),
+    "feed_forward": (),
+    "encoder_layer": ("multi_head_attention", "feed_forward"),
+    "encoder": ("encoder_layer", "positional_encoding"),
+    "parameter_count": (),
+    "reverse_task": ("encoder",),
+}
+
+#: points of each part's test cell (the written answers add 10, graded by hand)
+POINTS = {
+    "positional_encoding": 2,
+    "attention": 3,
+    "multi_head_attention": 4,
+    "feed_forward": 1,
+    "encoder_layer": 3,
+    "encoder": 3,
+    "parameter_count": 1,
+    "reverse_task": 2,
+}
+
+#: the number of each part in the notebook ("Part 3: ...")
+NUMBERS = {part: i + 1 for i, part in enumerate(PARTS)}
+
+
+def part_of_test(grade_id: str) -> str | None:
+    """``test_<part>`` or ``test_<part>_<anything>`` -> part (the longest part name that fits)."""
+    for part in sorted(PARTS, key=len, reverse=True):
+        if grade_id == f"test_{part}" or grade_id.startswith(f"test_{part}_"):
+            return part
+    return None
