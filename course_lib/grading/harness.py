@@ -150,7 +150,7 @@ def train_reverser(case: Case, candidate) -> dict[str, np.ndarray]:
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
-            losses.append(float(loss))
+            losses.append(loss.item())
     model.eval()
     with torch.no_grad():
         predicted = model(case.inputs["test"]).argmax(dim=-1)

@@ -134,8 +134,8 @@ def position_blind_ceiling(tokens: torch.Tensor) -> float:
     for row in tokens.tolist():
         for i, token in enumerate(row):
             others = row[:i] + row[i + 1:]
-            hits += max(others.count(v) for v in set(others))
-    return hits / (tokens.shape[0] * (tokens.shape[1] - 1)) if tokens.numel() else 0.0
+            hits += max(others.count(v) for v in set(others)) / len(others)
+    return hits / tokens.numel() if tokens.numel() else 0.0
 
 
 def judge_reverse(case: Case, outputs: dict | None) -> str | None:
