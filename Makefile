@@ -9,7 +9,7 @@ NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 # JupyterLab refuses to run as root without --allow-root (containers, CI).
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
-.PHONY: setup lab test test-fast nbval browser-deps bench clean
+.PHONY: setup lab test test-fast nbval browser-deps bench clean figures
 
 setup: $(STAMP)
 
@@ -45,6 +45,11 @@ test-fast: $(STAMP)
 
 nbval: $(STAMP)
 	$(PY) -m pytest -p no:cacheprovider --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg $(NOTEBOOKS)
+
+# The course's conceptual figures in res/: deterministic SVG drawn by course_lib.plots.diagrams.
+# They are committed (markdown shows them before anything runs); redraw after changing the diagrams.
+figures: $(STAMP)
+	$(PY) -m course_lib.plots.figures res
 
 bench: $(STAMP)
 	$(PY) benchmarks/encoder_throughput.py

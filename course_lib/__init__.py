@@ -39,7 +39,7 @@ __all__ = [
 # as course_lib.<name>, imported on first use so that `import course_lib` does not load matplotlib.
 _LAZY = {
     "plots": ("plot_attention", "plot_heatmap", "plot_positional_encoding", "plot_pe_curves", "plot_mask",
-              "plot_batch", "plot_curves", "plot_probabilities", "draw_encoder_diagram", "course_style"),
+              "plot_masks", "plot_batch", "plot_curves", "plot_probabilities", "draw_encoder_diagram", "course_style"),
     "widgets": ("InteractiveFigure", "interactive_figure", "attention_explorer", "pe_explorer",
                 "temperature_explorer"),
 }

@@ -151,7 +151,9 @@ def _grid(sel: _Maps, lab: dict, style: dict, titles):
     t_q, t_k = sel.maps[0].shape
     side = max(t_q, t_k)
     panel = min(float(np.clip(14.5 / ncols, 1.3, 3.2)), float(np.clip(0.3 * side, 1.6, 3.2)))
-    cell = max(panel / side, 0.42) if style["annotate"] else panel / side
+    cell = panel / side
+    if style["annotate"]:                      # room for the numbers, within ~8.5 in of maps
+        cell = max(cell, min(0.42, 8.5 / (ncols * side)))
     panel = cell * side
     show_labels = cell * 72 >= 5.0
     extra_w = (label_inches(lab["queries"]) if show_labels else 0.3) + 1.4

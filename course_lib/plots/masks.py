@@ -9,6 +9,7 @@ Whatever the convention, blue means "attention flows" and light grey (hatched) m
 from __future__ import annotations
 
 import math
+import textwrap
 from typing import Sequence
 
 import matplotlib.pyplot as plt
@@ -16,6 +17,7 @@ import numpy as np
 import torch
 from matplotlib import colors as mcolors
 from matplotlib import patches as mpatches
+from matplotlib import transforms as mtransforms
 
 from ..errors import CourseTypeError, CourseValueError, check_attn_mask, check_choice, check_key_padding_mask
 from ._cells import cell_grid, set_ticks
@@ -167,11 +169,12 @@ def plot_masks(masks: Sequence, conventions, titles: Sequence[str] | None = None
     ncols = ncols or min(len(masks), 3)
     nrows = math.ceil(len(masks) / ncols)
     side = max(max(g[0].shape) for g in grids)
+    n_rows_max = max(g[0].shape[0] for g in grids)
     cell = cell_inches(side * ncols, lo=0.12, hi=0.36, span=6.0)
-    panel_w = max(side * cell + label_inches(row_labels and list(row_labels)) + 0.4, 2.7)
-    panel_h = max(g[0].shape[0] for g in grids) * cell + label_inches(col_labels and list(col_labels)) + 1.6
+    panel_w = min(max(side * cell + label_inches(row_labels and list(row_labels)) + 0.4, 2.7), 9.0 / ncols)
+    below = 0.42 + (0.87 * label_inches(list(col_labels)) if col_labels else 0.1)   # tick labels + x label
     fig, axes = plt.subplots(nrows, ncols, squeeze=False, layout="constrained",
-                             figsize=(min(ncols * panel_w, 9.0), nrows * panel_h))
+                             figsize=(ncols * panel_w, nrows * (n_rows_max * cell + below + 1.0)))
     for k, ((raw, open_, batch_like), convention, title) in enumerate(zip(grids, conventions, titles)):
         ax = axes.flat[k]
         rows = labels("row_labels", row_labels, raw.shape[0])
@@ -181,9 +184,10 @@ def plot_masks(masks: Sequence, conventions, titles: Sequence[str] | None = None
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel if k % ncols == 0 else "")
         if title:
-            ax.set_title(title, fontsize=10)
-        ax.legend(handles=_legend_handles(convention), loc="upper center", bbox_to_anchor=(0.5, -0.32),
-                  ncols=1, frameon=False, handlelength=1.4, fontsize=8.5, borderaxespad=0.0)
+            ax.set_title(textwrap.fill(title, max(12, int(panel_w * 8))), fontsize=10)
+        ax.legend(handles=_legend_handles(convention), loc="upper center", bbox_to_anchor=(0.5, 0.0),
+                  bbox_transform=ax.transAxes + mtransforms.ScaledTranslation(0, -below, fig.dpi_scale_trans),
+                  ncols=1, frameon=False, handlelength=1.4, fontsize=9, borderaxespad=0.0)
     for k in range(len(masks), nrows * ncols):
         axes.flat[k].remove()
     return fig, np.array(list(axes.flat[:len(masks)]), dtype=object)

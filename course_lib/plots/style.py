@@ -46,6 +46,10 @@ COLORS = {
     "line": "0.2",            # arrows
     "residual": "#555555",    # residual connections
     "note": "0.35",           # side notes
+    "encoder": "#e3e8f0",     # RNN / encoder cells
+    "decoder": "#f1e6d8",     # decoder cells
+    "hidden": "#ecebf5",      # hidden states, contextual vectors
+    "sublayer": "#e9e6df",    # "any sublayer" (attention or feed-forward)
 }
 
 # one colour per position, the same in every figure (position 0 first)

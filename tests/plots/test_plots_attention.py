@@ -103,3 +103,32 @@ def test_plot_attention_leaves_rcparams_alone_and_prints_nothing(capsys):
 def test_plot_attention_bad_input(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+def test_max_padding_keeps_the_real_tokens_and_a_few_pads():
+    w = weights(2, 8, 8)
+    pad = torch.tensor([False] * 3 + [True] * 5)
+    fig, axes = plots.plot_attention(w, ["a", "b", "c"], key_padding_mask=pad, max_padding=1)
+    for ax in axes:
+        assert ax.images[0].get_array().shape == (4, 4)
+        np.testing.assert_allclose(ax.images[0].get_array(), w[int(ax.get_title()[-1])][:4, :4].double().numpy())
+    assert [t.get_text() for t in axes[0].get_xticklabels()] == ["a", "b", "c", "<pad>"]
+    assert "4 more padded keys not shown" in fig.get_supxlabel()
+    with pytest.raises(CourseValueError, match="max_padding"):
+        plots.plot_attention(w, key_padding_mask=pad, max_padding=-1)
+
+
+def test_padding_band_is_light():
+    from matplotlib.colors import to_rgb
+
+    fig, ax = plots.plot_attention(weights(5, 5), TOKENS, key_padding_mask=PAD)
+    for patch in padding_patches(ax):
+        assert min(to_rgb(patch.get_facecolor())) > 0.9                   # a pale band, not a grey block
+        assert patch.get_hatch() == "//"
+
+
+def test_a_list_of_maps_is_one_figure_with_titles():
+    maps = [weights(4, 4), weights(4, 4) * 0.5]
+    fig, axes = plots.plot_attention(maps, ["a", "b", "c", "d"], titles=["bidirectional", "causal"])
+    assert [ax.get_title() for ax in axes] == ["bidirectional", "causal"]
+    assert fig.axes[-1].get_ylabel() == "attention weight"

@@ -21,3 +21,12 @@ def test_plot_curves_and_probabilities():
     assert heights == sorted(heights, reverse=True)
     with pytest.raises(CourseValueError, match="temperature"):
         plots.plot_probabilities(torch.zeros(3), temperature=0)
+
+
+def test_coinciding_series_stay_visible():
+    fig, ax = plots.plot_curves([1, 2, 3], {"a": [1.0, 2.0, 3.0], "b": [1.0, 2.0, 3.0]}, legend="below")
+    styles = [line.get_linestyle() for line in ax.get_lines()]
+    assert styles[0] != styles[1]                                      # dashes over a solid line
+    assert ax.get_legend() is not None
+    with pytest.raises(CourseValueError, match="legend"):
+        plots.plot_curves([1], {"a": [1.0]}, legend="outside")

@@ -28,3 +28,12 @@ def test_draws_into_given_axes():
     fig, (a, b) = plt.subplots(1, 2)
     assert plots.plot_attention(weights(5, 5), ax=a) == (fig, a)
     assert plots.plot_heatmap(torch.eye(3), ax=b) == (fig, b)
+
+
+def test_every_colorbar_says_what_it_measures():
+    fig, ax = plots.plot_heatmap(torch.eye(3))
+    assert fig.axes[-1].get_ylabel() == "value"
+    fig, ax = plots.plot_heatmap(torch.eye(3), colorbar_label="cosine similarity")
+    assert fig.axes[-1].get_ylabel() == "cosine similarity"
+    fig, ax = plots.plot_positional_encoding(torch.zeros(4, 6))
+    assert fig.axes[-1].get_ylabel() == "PE value"

@@ -44,3 +44,20 @@ def test_plot_batch_ragged_lists_and_ids():
         plots.plot_batch(ids, key_padding_mask=(ids == 0).long())
     with pytest.raises(CourseTypeError, match="tokens"):
         plots.plot_batch("a b c")
+
+
+def test_plot_masks_draws_several_masks_in_one_figure():
+    pad = torch.tensor([[False, False, True], [False, False, False]])
+    fig, axes = plots.plot_masks([pad, ~pad, (~pad).long()], ["pad", "attend", "keep"],
+                                 titles=["key_padding_mask", "attn_mask", "attention_mask"])
+    assert len(axes) == 3 and len(fig.axes) == 3
+    assert [ax.get_title() for ax in axes] == ["key_padding_mask", "attn_mask", "attention_mask"]
+    for ax in axes:                      # every panel: the same cells blocked, its own legend
+        assert len([p for p in ax.patches if p.get_gid() == "blocked"]) == 1
+        assert ax.get_legend() is not None
+    assert "True = padding" in axes[0].get_legend().get_texts()[1].get_text()
+    assert "1 = keep" in axes[2].get_legend().get_texts()[0].get_text()
+    with pytest.raises(CourseValueError, match="conventions"):
+        plots.plot_masks([pad, pad], ["pad"] * 3)
+    with pytest.raises(CourseTypeError, match="masks"):
+        plots.plot_masks(pad, "pad")

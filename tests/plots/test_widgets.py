@@ -137,3 +137,25 @@ def test_bad_input():
         widgets.pe_explorer(max_len=8, d_model=8, length=20)
     with pytest.raises(CourseValueError, match="temperature"):
         widgets.temperature_explorer(torch.zeros(3), temperature=100.0)
+
+
+@pytest.mark.parametrize("fallback", ["full", "compact", "none"])
+def test_fallback_controls_the_first_figure_only(fallback):
+    from PIL import Image
+    import io
+
+    explorer = widgets.attention_explorer(_weights(), fallback=fallback)
+    (_, figure) = _show(explorer)
+    full = Image.open(io.BytesIO(explorer.render())).size
+    if fallback == "none":
+        assert "image/png" not in figure.data
+        assert figure.data["text/plain"] == "[attention explorer figure: move a control to draw it]"
+    else:
+        size = Image.open(io.BytesIO(_png(figure.data))).size
+        assert (size == full) == (fallback == "full")
+        assert size[0] <= full[0]
+    with mock.patch.object(explorer.handle, "update") as update:
+        explorer.controls["head"].value = 2                 # a moved control always draws full size
+    assert Image.open(io.BytesIO(_png(update.call_args.args[0]))).size == full
+    with pytest.raises(CourseValueError, match="fallback"):
+        widgets.attention_explorer(_weights(), fallback="small")

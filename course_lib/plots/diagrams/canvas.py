@@ -17,6 +17,8 @@ from matplotlib import patches as mpatches
 
 from ..style import COLORS
 
+MIN_FONT = 10.0     # points: readable at JupyterLab's notebook width (figures are at most 9 in wide)
+
 
 class Canvas:
     def __init__(self, width: float, height: float, ax=None):
@@ -35,10 +37,13 @@ class Canvas:
         ax.axis("off")
         self.fig, self.ax = ax.figure, ax
         self.boxed: list[tuple] = []          # (patch, text) pairs
+        self.fig.course_boxed = getattr(self.fig, "course_boxed", []) if ax is not None else []
+        self.boxed = self.fig.course_boxed    # shared by every canvas of the figure
 
     # ---------------------------------------------------------------- text and boxes
     def text(self, x, y, s, fontsize=10, ha="center", va="center", color="black", **kw):
-        return self.ax.text(x, y, s, fontsize=fontsize * self.scale, ha=ha, va=va, color=color, zorder=6, **kw)
+        """Text at (x, y); never smaller than :data:`MIN_FONT` (before scaling into an Axes)."""
+        return self.ax.text(x, y, s, fontsize=max(fontsize, MIN_FONT) * self.scale, ha=ha, va=va, color=color, zorder=6, **kw)
 
     def title(self, s, fontsize=12, y=None):
         """A bold title inside the canvas, centred near its top edge."""

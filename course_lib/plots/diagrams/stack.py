@@ -19,7 +19,7 @@ POST_LN = [("branch",), ("block", "multi-head self-attention", "attn"), ("addnor
 PRE_LN = [("branch",), ("block", "LayerNorm", "norm"), ("block", "multi-head self-attention", "attn"), ("add",),
           ("branch",), ("block", "LayerNorm", "norm"), ("block", "feed-forward (per position)", "ffn"), ("add",)]
 
-BLOCK_H = {"attn": 0.5, "ffn": 0.5, "norm": 0.36}
+BLOCK_H = {"attn": 0.5, "ffn": 0.5, "norm": 0.36, "sublayer": 0.5}
 GAP = 0.2
 QKV_GAP = 0.34          # room under an attention box for its Q, K, V arrows
 
@@ -39,12 +39,21 @@ def stack_height(steps) -> float:
     return sum(step_height(s) for s in steps)
 
 
-def _qkv_fan(c: Canvas, cx, y, top, width, labels=("Q", "K", "V")):
-    """Three arrows from the main path at y into the box bottom at ``top``, labelled Q, K, V."""
-    for dx, name, key in zip((-width * 0.3, 0.0, width * 0.3), labels, "qkv"):
+def _qkv_fan(c: Canvas, cx, y, top, width, cross=False):
+    """Arrows from the main path at y into the box bottom at ``top``, labelled Q, K, V (only Q
+    for cross-attention, whose K and V come from elsewhere: see ``cross_inputs``)."""
+    fan = ((0.25, "Q", "q"),) if cross else ((-0.3, "Q", "q"), (0.0, "K", "k"), (0.3, "V", "v"))
+    for frac, name, key in fan:
+        dx = width * frac
         c.line((cx, y), (cx + dx, y + 0.1), color=QKV[key], lw=1.1)
         c.arrow((cx + dx, y + 0.1), (cx + dx, top), color=QKV[key], lw=1.1, head=8)
         c.text(cx + dx + 0.05, (y + 0.1 + top) / 2, name, fontsize=9, ha="left", color=QKV[key], fontweight="bold")
+
+
+def cross_inputs(box) -> dict:
+    """Where the K and V arrows of a cross-attention box enter: ``{"k": (x, y), "v": (x, y)}``."""
+    x, y, w, _ = box
+    return {"k": (x + 0.12 * w, y), "v": (x + 0.34 * w, y)}
 
 
 def draw_steps(c: Canvas, cx: float, y: float, steps, width: float = 2.9, res_offset: float = 0.3,
@@ -72,12 +81,12 @@ def draw_steps(c: Canvas, cx: float, y: float, steps, width: float = 2.9, res_of
                     color=COLORS["residual"])
             y += GAP + 0.36
         else:
-            _, label, key = step
+            label, key = step[1], step[2]
             h, w = BLOCK_H[key], width * (0.62 if key == "norm" else 1.0)
             gap = QKV_GAP if key == "attn" else GAP
             if key == "attn":
                 c.line((cx, y), (cx, y + 0.04))
-                _qkv_fan(c, cx, y + 0.04, y + gap, width)
+                _qkv_fan(c, cx, y + 0.04, y + gap, width, cross=step[3:] == ("cross",))
             else:
                 c.arrow((cx, y), (cx, y + gap))
             c.box(cx - w / 2, y + gap, w, h, label, fill=COLORS[key])
