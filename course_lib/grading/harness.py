@@ -132,6 +132,15 @@ def train_reverser(case: Case, candidate) -> dict[str, np.ndarray]:
     The seed, the batches and the optimizer are the case's, so the run is reproducible (on one
     thread, bit for bit). Returns the predicted ids of the test sequences and the training losses.
     """
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)                                  # the same sums in the same order everywhere
+    try:
+        return _train(case, candidate)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train(case: Case, candidate) -> dict[str, np.ndarray]:
     kw = case.kwargs
     torch.manual_seed(kw["seed"])
     model = _module(candidate, kw["model"], "Reverser")

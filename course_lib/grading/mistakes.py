@@ -106,7 +106,7 @@ class _Call(nn.Module):
 
 
 def _scale_queries(factor):
-    """softmax(c q k^T / sqrt(d_k)): ``factor(d_k)`` = c undoes or changes the scaling."""
+    """Queries times ``factor(d_k)``: the scores come out unscaled, or scaled the wrong way."""
     def variant(sdpa):
         return lambda q, k, v, attn_mask=None, dropout_p=0.0: sdpa(q * factor(q.shape[-1]), k, v, attn_mask)
     return variant

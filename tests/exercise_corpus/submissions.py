@@ -13,7 +13,8 @@ import copy
 
 from nbformat.v4 import new_code_cell
 
-PARTS = ("positional_encoding", "attention", "multi_head_attention", "feed_forward", "encoder_layer", "encoder")
+PARTS = ("positional_encoding", "attention", "multi_head_attention", "feed_forward", "encoder_layer", "encoder",
+         "parameter_count", "reverse_task")
 
 # (name, edits, parts that lose their points)
 # edit kinds: ("sub", grade_id, old, new) | ("set", grade_id, text) | ("prepend", grade_id, text)
@@ -63,6 +64,16 @@ MISTAKES = [
     ("encoder_no_padding_mask", [("sub", "encoder", "key_padding_mask = tokens == self.pad_id", "pass")], {"encoder"}),
     ("encoder_no_final_norm", [("sub", "encoder", "nn.LayerNorm(d_model) if norm_first else nn.Identity()",
                                 "nn.Identity()")], {"encoder"}),
+    ("count_no_layer_norms", [("sub", "parameter_count", "norms = 2 * (2 * d_model)", "norms = 0")],
+     {"parameter_count"}),
+    ("count_final_norm_always", [("sub", "parameter_count", "final = 2 * d_model if norm_first else 0",
+                                  "final = 2 * d_model")], {"parameter_count"}),
+    ("reverser_no_head", [("sub", "reverse_task", "return self.head(self.encoder(tokens))",
+                           "return self.encoder(tokens)")], {"reverse_task"}),
+    ("reverser_softmax", [("sub", "reverse_task", "return self.head(self.encoder(tokens))",
+                           "return torch.softmax(self.head(self.encoder(tokens)), dim=-1)")], {"reverse_task"}),
+    ("reverser_frozen_encoder", [("sub", "reverse_task", "return self.head(self.encoder(tokens))",
+                                  "return self.head(self.encoder(tokens).detach())")], {"reverse_task"}),
     ("two_bugs", [("sub", "attention", " / math.sqrt(d_k)", ""),
                   ("sub", "encoder", " * math.sqrt(self.d_model)", "")], {"attention", "encoder"}),
 ]
@@ -202,3 +213,19 @@ def apply(nb, edits):
         else:
             raise ValueError(kind)
     return nb
+
+
+def define(nb, part: str, name: str):
+    """Run the solution cell ``part`` of ``nb`` in a fresh namespace (the notebook's imports) and
+    return what it defines under ``name``: the candidate a check or the grader calls."""
+    import math
+
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    cell = next(c for c in nb["cells"] if _gid(c) == part)
+    ns = {"__name__": "__submission__", "math": math, "np": np, "torch": torch, "nn": nn, "F": F}
+    exec(compile("".join(cell["source"]), f"<{part}>", "exec"), ns)
+    return ns[name]

@@ -1,0 +1,209 @@
+"""The exercise's parts, cases, mistakes and judge, in-process (the sandboxed round trip is in
+test_exercise_roundtrip.py).
+
+* every part's reference (course_lib's, or the source notebook's solution for the parts course_lib
+  has no reference of) passes its visible and hidden cases;
+* every one-bug submission of the corpus fails a *visible* case of its part, so the visible tests
+  predict the grade;
+* every known mistake, made from the reference, is named by the judge;
+* the hidden cases cannot be made from the release plus the installed course_lib;
+* a failed check is one line, with no course_lib frame.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pytest
+import torch
+
+import course_lib
+from course_lib.grading import cases as cases_module
+from course_lib.grading.cases import hidden_seeds, make_cases
+from course_lib.grading.checks import REFERENCES, PartFailed, check, reference_dependencies
+from course_lib.grading.harness import run_case
+from course_lib.grading.judging import judge_case, position_blind_ceiling
+from course_lib.grading.mistakes import MISTAKES, reference_outputs
+from course_lib.grading.parts import CONTRACT_PARTS, NAMES, PARTS
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from exercise_corpus.submissions import MISTAKES as CORPUS_MISTAKES  # noqa: E402
+from exercise_corpus.submissions import apply, define, solved  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+SOURCE = REPO / "notebooks" / "07_exercise" / "encoder_from_scratch.ipynb"
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture(scope="module")
+def source():
+    return nbformat.read(SOURCE, as_version=4)
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory):
+    root = tmp_path_factory.mktemp("course")
+    shutil.copytree(SOURCE.parent, root / "notebooks" / "07_exercise")
+    shutil.copy(REPO / "nbgrader_config.py", root)
+    subprocess.run([str(BIN / "nbgrader"), "generate_assignment", "07_exercise"], cwd=root, check=True,
+                   capture_output=True, env={"PATH": f"{BIN}:/usr/bin:/bin"})
+    return nbformat.read(root / "release" / "07_exercise" / SOURCE.name, as_version=4)
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """As the grader: tiny tensors are faster on one thread, above all on a busy machine."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def _reference(nb, part):
+    return REFERENCES[part] if part in REFERENCES else define(nb, part, NAMES[part])
+
+
+@pytest.mark.parametrize("part", PARTS)
+def test_reference_passes_visible_and_hidden(source, part):
+    seeds = hidden_seeds(source)
+    assert set(seeds) == set(PARTS) and all(2 ** 32 <= s < 2 ** 64 for s in seeds.values())
+    check(part, _reference(source, part))
+    check(part, _reference(source, part), hidden_seed=seeds[part])
+
+
+def test_visible_cases_cover_every_family(source):
+    for part, seed in hidden_seeds(source).items():
+        visible, hidden = make_cases(part), make_cases(part, seed)
+        assert [c.family for c in visible] == [c.family for c in hidden]
+        assert not any(c.hidden for c in visible) and all(c.hidden for c in hidden)
+        assert visible[0].kwargs != hidden[0].kwargs or any(
+            not torch.equal(visible[0].inputs[k], hidden[0].inputs[k]) for k in visible[0].inputs)
+    families = {c.family for p in PARTS for c in make_cases(p)}
+    for needed in ("pre-LN with padding", "pre-LN (final_norm)", "cross-attention, T_q != T_k, with padding",
+                   "dropout > 0 in eval mode", "T_q != T_k, d_v != d_k, a bool mask"):
+        assert needed in families
+
+
+@pytest.mark.parametrize("name,edits,lost", CORPUS_MISTAKES, ids=[m[0] for m in CORPUS_MISTAKES])
+def test_each_one_bug_submission_fails_a_visible_test(source, name, edits, lost):
+    good = solved(source, source)
+    bad = apply(good, edits)
+    for part in lost:
+        candidate = define(bad, part, NAMES[part])
+        with pytest.raises(PartFailed) as failure:
+            check(part, candidate)
+        assert failure.value.line.startswith(f"Part {PARTS.index(part) + 1}: ")
+
+
+@pytest.mark.parametrize("part", CONTRACT_PARTS)
+def test_every_mistake_is_named(part):
+    """A mistake made from the reference gets its own message, on a visible case where it shows."""
+    named = set()
+    for case in make_cases(part):
+        for how, message in MISTAKES[part]:
+            try:
+                outputs = reference_outputs(case, **how)
+            except LookupError:
+                continue
+            verdict = judge_case(case, outputs)
+            if verdict is not None:
+                assert message in verdict, (case.label, message, verdict)
+                named.add(message)
+    assert named == {m for _, m in MISTAKES[part]}
+
+
+def test_parameter_count_mistakes_are_named():
+    case = make_cases("parameter_count")[1]                                   # pre-LN: every mistake shows
+    for how, message in MISTAKES["parameter_count"]:
+        assert message in judge_case(case, reference_outputs(case, **how))
+
+
+def test_hidden_messages_do_not_reveal_inputs(source):
+    seed = hidden_seeds(source)["multi_head_attention"]
+    for case in make_cases("multi_head_attention", seed):
+        out = run_case(case, REFERENCES["multi_head_attention"])
+        out["weights"] = out["weights"][..., :1]                               # a wrong shape
+        verdict = judge_case(case, out)
+        family, message = verdict.split("': ", 1)
+        assert family.startswith("a hidden case of the family") and not re.search(r"\d", message), verdict
+
+
+def test_hidden_cases_cannot_be_made_from_the_release(source, release):
+    """Every integer in the release and in the installed course_lib, tried as a seed, gives other
+    cases than the hidden ones."""
+    assert "hidden_seed" not in "".join("".join(c["source"]) for c in release["cells"])
+    assert hidden_seeds(release) == {}
+    texts = ["".join(c["source"]) for c in release["cells"]]
+    texts += [p.read_text() for p in Path(course_lib.__file__).parent.rglob("*.py")]
+    found = {int(t.replace("_", ""), 16 if t[:2] in ("0x", "0X") else 10) for text in texts
+             for t in re.findall(r"\b(?:0[xX][0-9a-fA-F_]+|\d[\d_]*)\b", text)}
+    candidates = sorted(n for n in found if 0 <= n < 2 ** 64)
+    secret = hidden_seeds(source)
+    assert not set(secret.values()) & set(candidates)
+    part = "encoder_layer"
+    hidden = make_cases(part, secret[part])[2]
+    for n in candidates:
+        tried = make_cases(part, n)[2]
+        assert tried.kwargs != hidden.kwargs or not torch.equal(tried.inputs["x"], hidden.inputs["x"])
+
+
+def test_a_failed_check_is_one_line_without_course_lib_frames():
+    def unfinished(max_len, d_model):
+        raise NotImplementedError()
+
+    def crashes(q, k, v, attn_mask=None):
+        return q[7, 7, 7]
+
+    with pytest.raises(PartFailed) as failure:
+        check("positional_encoding", unfinished)
+    assert failure.value._render_traceback_() == ["Part 1: not done yet"]
+    with pytest.raises(PartFailed) as failure:
+        check("attention", crashes)
+    (line,) = failure.value._render_traceback_()
+    assert line.startswith("Part 2: ") and "IndexError" in line and "course_lib" not in line
+    assert "in crashes, line" in line
+
+
+def test_reverse_task_is_reproducible_and_cheap(source):
+    reverser = define(source, "reverse_task", NAMES["reverse_task"])
+    case = make_cases("reverse_task")[0]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with reference_dependencies("reverse_task", reverser):
+            first = run_case(case, reverser)
+            start = time.perf_counter()
+            second = run_case(case, reverser)
+            seconds = time.perf_counter() - start
+    finally:
+        torch.set_num_threads(threads)
+    assert np.array_equal(first["predicted"], second["predicted"])
+    assert np.array_equal(first["losses"], second["losses"])
+    accuracy = float((first["predicted"] == case.inputs["test"].flip(1).numpy()).mean())
+    assert accuracy > position_blind_ceiling(case.inputs["test"]) + 0.2
+    print(f"the grader's training run: {seconds:.3f} s on one thread, accuracy {accuracy:.3f}")
+
+
+def test_position_blind_ceiling():
+    tokens = torch.tensor([[1, 1, 1, 1], [1, 2, 3, 4]])
+    assert position_blind_ceiling(tokens) == pytest.approx((4 * 1.0 + 4 * (1 / 3)) / 8)
+
+
+def test_no_second_implementation_in_grading():
+    """The grader computes no attention, layer or encoder of its own: no softmax, no layer norm,
+    no LayerNorm epsilon, no positional formula outside the reference modules."""
+    grading = Path(cases_module.__file__).parent
+    files = [grading / f"{name}.py" for name in ("parts", "harness", "cases", "mistakes", "judging", "checks",
+                                                 "similarity")]
+    files.append(Path(course_lib.__file__).parent / "checks.py")
+    for path in files:
+        text = path.read_text()
+        for pattern in (r"softmax\(", r"layer_norm\(", r"1e-5", r"1e-05", r"10000\s*\*\*", r"\bsin\(", r"\bcos\("):
+            assert not re.search(pattern, text), (path.name, pattern)
