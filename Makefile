@@ -9,7 +9,7 @@ NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 # JupyterLab refuses to run as root without --allow-root (containers, CI).
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
-.PHONY: setup lab test test-fast nbval browser-deps bench clean figures
+.PHONY: setup lab test test-fast nbval browser-deps hub-deps hub-demo bench clean figures
 
 setup: $(STAMP)
 
@@ -35,8 +35,27 @@ browser-deps:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "chromium is missing: sudo apt-get install -y chromium" >&2; exit 1; fi; }
 
+# JupyterHub's proxy for the hub test and `make hub-demo`: configurable-http-proxy from npm, under
+# .hub/ (git-ignored); Node.js and npm from Debian when missing. Version 5 needs Node 20+; older: 4.x.
+CHP := .hub/node_modules/.bin/configurable-http-proxy
+hub-deps: $(CHP)
+
+$(CHP):
+	@command -v npm >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; \
+	  else echo "npm is missing: sudo apt-get install -y nodejs npm" >&2; exit 1; fi; }
+	@mkdir -p .hub
+	if node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)'; then v=5; else v=4; fi; \
+	  npm install --prefix .hub --no-audit --no-fund --loglevel=error "configurable-http-proxy@$$v"
+	@touch $(CHP)
+
+# The hub test's class, by hand (root: it makes Unix accounts): JupyterHub on http://127.0.0.1:8000
+# with an instructor and three students, 07_exercise released; Ctrl-C removes it all again.
+hub-demo: $(STAMP) hub-deps
+	$(PY) tests/hub/hub_class.py --port 8000
+
 # nbgrader calls alembic from PATH: the venv's bin comes first.
-test: $(STAMP) browser-deps
+test: $(STAMP) browser-deps hub-deps
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest -p no:cacheprovider --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg tests $(NOTEBOOKS)
 
 # Unit tests only (no notebooks, no browser): the quick loop while editing course_lib.

@@ -1,0 +1,37 @@
+"""Fixtures of the hub test: the demo class (accounts, environment, exchange, JupyterHub) and Chromium."""
+
+from __future__ import annotations
+
+import secrets
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "browser"))     # chromium.py, lab_page.py and their js/
+sys.path.insert(0, str(HERE.parent))                 # exercise_corpus
+import hub_class  # noqa: E402
+
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "hub: a class on a real JupyterHub (root, Chromium, configurable-http-proxy)")
+
+
+@pytest.fixture(scope="module")
+def demo():
+    """The class of the README: an instructor and three students (names unique to this run)."""
+    why = hub_class.missing()
+    if why:
+        pytest.fail(why, pytrace=False)
+    sfx = secrets.token_hex(2)
+    cls = hub_class.DemoClass(instructor=f"teach{sfx}", students=[f"ada{sfx}", f"bob{sfx}", f"eve{sfx}"])
+    try:
+        cls.start()
+        print(f"hub class up in {cls.timings['start']:.1f} s: "
+              + ", ".join(f"{k} {v:.1f} s" for k, v in cls.timings.items() if k != "start"))
+        yield cls
+    finally:
+        cls.stop()

@@ -1,0 +1,363 @@
+"""A class on a real JupyterHub, end to end, in Chromium: the README's JupyterHub section as it runs.
+
+The instructor generates and releases 07_exercise. Each student logs in (PAM, their Unix password),
+fetches the assignment in the Assignments tab, fills it (ada: correct; bob: one bug from the test
+corpus; eve: correct, plus an attack that reads her classmates' and the instructor's files and
+raises with whatever it found), validates with nbgrader's button and submits in the Assignments tab.
+The instructor collects, grades with the README's sandboxed command once as root and once as their
+own user (the non-root level), generates and releases feedback; each student fetches it in the
+Assignments tab and sees their score. After every step, each student's account tries to list and
+read the instructor's course directory, the source notebook, the gradebook and every classmate's
+files: all must be refused. Screenshots of each step go to screenshots/hub/ (git-ignored).
+
+The notebooks are filled by writing them through the user's own server (its contents API, from the
+logged-in page); everything nbgrader does for a student goes through the Assignments tab and the
+Validate button. Run:  .venv/bin/python -m pytest tests/hub -m hub -rA -s
+Needs root, Debian's Chromium and `make hub-deps` (configurable-http-proxy under .hub/).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import secrets
+import subprocess
+import time
+from pathlib import Path
+
+import chromium
+import hub_class
+import lab_page
+import pytest
+from exercise_corpus import submissions as corpus
+
+pytestmark = [pytest.mark.hub, pytest.mark.browser, pytest.mark.slow]
+SCREENSHOTS = hub_class.SCREENSHOTS
+
+ASSIGNMENT, NOTEBOOK = hub_class.ASSIGNMENT, hub_class.NOTEBOOK
+NB_PATH = f"{ASSIGNMENT}/{NOTEBOOK}"
+BUG = "attn_missing_scaling"          # bob's one bug, from the corpus (parts that lose points listed there)
+PROBE = r"""
+import json, os, sys
+out = {}
+for kind, path in json.loads(sys.argv[1]):
+    try:
+        os.listdir(path) if kind == "list" else open(path, "rb").read(1)
+        out[path] = "open"
+    except FileNotFoundError:
+        out[path] = "missing"
+    except PermissionError:
+        out[path] = "denied"
+    except OSError as exc:
+        out[path] = f"error {exc.errno}"
+print(json.dumps(out))
+"""
+# Eve's attack: passes the static policy (numpy reads the files), runs wherever her cell runs (her own
+# kernel, the grader's sandbox), and raises with anything it could read, so a leak reaches her feedback.
+ATTACK = '''_stolen = []
+for _path in {paths!r}:
+    try:
+        _text = np.fromfile(_path, dtype=np.uint8).tobytes().decode("utf-8", "replace")
+    except Exception:
+        continue
+    if "SECRET-" in _text.replace("{own}", "") or "BEGIN HIDDEN TESTS" in _text:
+        _stolen.append(_path + ": " + _text[:3000])
+if _stolen:
+    raise ValueError("LEAKED " + " | ".join(_stolen))
+'''
+
+
+def test_a_class_on_jupyterhub(demo, tmp_path):
+    t_start = time.monotonic()
+    timings: dict[str, float] = {}
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    for old in SCREENSHOTS.glob("*.png"):
+        old.unlink()
+    teacher, (ada, bob, eve) = demo.instructor, demo.students
+    course = demo.course_dir()
+    secrets_of = {s: f"SECRET-{s}-{secrets.token_hex(8)}" for s in demo.students}
+    shots: list[Path] = []
+    logged_in: set[str] = set()
+
+    def shot(page, name: str, full: bool = False) -> None:
+        path = SCREENSHOTS / f"{len(shots) + 1:02d}_{name}.png"
+        page.screenshot(path=str(path), full_page=full, timeout=60_000)
+        shots.append(path)
+        print(f"screenshot: {path}")
+
+    shot.logged_in = logged_in
+    def private(step: str) -> None:
+        check_private(demo, step)
+
+    # 1. The instructor makes the student version and releases it (a terminal in their server).
+    t = time.monotonic()
+    demo.nbgrader("generate_assignment", ASSIGNMENT, "--force")
+    demo.nbgrader("release_assignment", ASSIGNMENT, "--force")
+    release = json.loads((course / "release" / ASSIGNMENT / NOTEBOOK).read_text())
+    source = json.loads((course / "notebooks" / ASSIGNMENT / NOTEBOOK).read_text())
+    assert "BEGIN HIDDEN TESTS" not in json.dumps(release), "the release still holds hidden tests"
+    with chromium.persistent_context(tmp_path / f"chromium-{teacher}") as context:
+        page = login(context, demo, teacher, shot)
+        page.goto(f"{demo.user_url(teacher)}/formgrader", wait_until="domcontentloaded")
+        page.get_by_text(ASSIGNMENT).first.wait_for(timeout=30_000)
+        shot(page, "instructor_formgrader_released")
+        formgrader_page = page.content()
+        assert "released" in formgrader_page.lower() or "Released" in formgrader_page
+    timings["release"] = time.monotonic() - t
+    private("after the release")
+
+    # 2. Each student: log in, fetch, fill, validate, submit.
+    expected_lost = next(parts for name, _, parts in corpus.MISTAKES if name == BUG)
+    notebooks = {
+        ada: corpus.solved(release, source),
+        bob: corpus.apply(corpus.solved(release, source), next(e for n, e, _ in corpus.MISTAKES if n == BUG)),
+        eve: attacked(corpus.solved(release, source), demo, eve, secrets_of[eve]),
+    }
+    validated = {}
+    for student in demo.students:
+        t = time.monotonic()
+        nb = mark(notebooks[student], secrets_of[student])
+        with chromium.persistent_context(tmp_path / f"chromium-{student}") as context:
+            page = login(context, demo, student, shot)
+            assert page.locator("text=Formgrader").count() == 0
+            assignments = open_assignments(page)
+            row = assignments.locator("#released_assignments_list .list_item", has_text=ASSIGNMENT)
+            row.wait_for(timeout=30_000)
+            shot(page, f"{role_of(demo, student)}_assignments_released")
+            row.locator("button", has_text="Fetch").click()
+            fetched = assignments.locator("#fetched_assignments_list .list_item", has_text=ASSIGNMENT)
+            fetched.locator("button", has_text="Submit").wait_for(timeout=60_000)
+            shot(page, f"{role_of(demo, student)}_fetched")
+            private(f"after {student} fetched")
+
+            lab_page.save_notebook(page, NB_PATH, nb)
+            lab_page.open_notebook(page, demo.user_url(student), NB_PATH, timeout=120)
+            dialog = SCREENSHOTS / f"{len(shots) + 1:02d}_{role_of(demo, student)}_validate.png"
+            result = lab_page.run_validate(page, timeout=300, screenshot=dialog)
+            shots.append(dialog)
+            validated[student] = result
+            assert "LEAKED" not in result["text"], f"{student}'s own kernel read a classmate's files:\n{result['text'][:2000]}"
+
+            assignments = open_assignments(page)
+            fetched = assignments.locator("#fetched_assignments_list .list_item", has_text=ASSIGNMENT)
+            fetched.locator("button", has_text="Submit").click()
+            submitted = assignments.locator("#submitted_assignments_list .list_item", has_text=ASSIGNMENT)
+            submitted.locator("button", has_text="Fetch Feedback").wait_for(timeout=60_000)
+            shot(page, f"{role_of(demo, student)}_submitted")
+        demo.api("DELETE", f"/hub/api/users/{student}/server", timeout=60)   # the CPU goes to the next one
+        timings[f"student {student}"] = time.monotonic() - t
+        private(f"after {student} submitted")
+    assert "validation-success" in validated[ada]["classes"], validated[ada]["text"][:3000]
+    assert "validation-failed" in validated[bob]["classes"], validated[bob]["text"][:3000]
+
+    # 3. The instructor collects and grades: as root (the README's sudo command), then as their own user.
+    t = time.monotonic()
+    demo.nbgrader("collect", ASSIGNMENT)
+    for student in demo.students:
+        assert (course / "submitted" / student / ASSIGNMENT / NOTEBOOK).exists(), f"{student}'s submission not collected"
+    private("after collect")
+    grading = {}
+    root_run = grade(demo, as_root=True)
+    grading["root"] = (root_run, gradebook_scores(course, demo.students))
+    private("after grading as root")
+    own_run = grade(demo, as_root=False)
+    grading["instructor"] = (own_run, gradebook_scores(course, demo.students))
+    private("after grading as the instructor")
+    timings["grading"] = time.monotonic() - t
+    for how, (run, scores) in grading.items():
+        print(f"grading as {how}: sandbox level {run['level']!r}, {run['seconds']:.1f} s; scores {scores}")
+        autograded = (course / "autograded")
+        leaks = [p for p in autograded.rglob("*.ipynb") if "LEAKED" in p.read_text()]
+        assert not leaks, f"grading as {how}: student code read other files: {leaks}"
+        check_scores(scores, ada, bob, eve, expected_lost, how)
+    assert grading["root"][1] == grading["instructor"][1], (
+        f"root and the instructor's own user grade differently: {grading['root'][1]} vs {grading['instructor'][1]}")
+    assert grading["root"][0]["level"] == "root", f"grading as root ran at level {grading['root'][0]['level']!r}"
+
+    demo.nbgrader("generate_feedback", ASSIGNMENT, "--force")
+    demo.nbgrader("release_feedback", ASSIGNMENT)
+    with chromium.persistent_context(tmp_path / f"chromium-{teacher}-2") as context:
+        page = login(context, demo, teacher, shot)
+        page.goto(f"{demo.user_url(teacher)}/formgrader/gradebook/{ASSIGNMENT}/{NOTEBOOK.removesuffix('.ipynb')}",
+                  wait_until="domcontentloaded")
+        page.get_by_text(ada).first.wait_for(timeout=30_000)
+        shot(page, "instructor_gradebook")
+    timings["feedback"] = time.monotonic() - t - timings["grading"]
+    private("after the feedback was released")
+
+    # 4. Each student fetches their feedback in the Assignments tab and reads their score.
+    final = grading["instructor"][1]
+    for student in demo.students:
+        t = time.monotonic()
+        with chromium.persistent_context(tmp_path / f"chromium-{student}-2") as context:
+            page = login(context, demo, student, shot)
+            assignments = open_assignments(page)
+            submitted = assignments.locator("#submitted_assignments_list .list_item", has_text=ASSIGNMENT)
+            submitted.locator("button", has_text="Fetch Feedback").click()
+            assignments.locator("#submitted_assignments_list", has_text="view feedback").wait_for(timeout=60_000)
+            shot(page, f"{role_of(demo, student)}_feedback_fetched")
+            html_path = page.evaluate(FIND_FEEDBACK, ASSIGNMENT)
+            assert html_path, f"{student}: no feedback HTML under ~/{ASSIGNMENT}/feedback/"
+            page.goto(f"{demo.user_url(student)}/files/{html_path}", wait_until="load")
+            text = page.inner_text("body")
+            shot(page, f"{role_of(demo, student)}_feedback", full=True)
+        demo.api("DELETE", f"/hub/api/users/{student}/server", timeout=60)
+        m = re.search(r"Score:\s*([\d.]+)\s*/\s*([\d.]+)", text)
+        assert m, f"{student}'s feedback shows no score:\n{text[:2000]}"
+        total = sum(score for score, _ in final[student].values())
+        assert abs(float(m.group(1)) - total) < 0.01, (
+            f"{student}'s feedback says {m.group(0)}, the gradebook {total}")
+        for other, marker in secrets_of.items():
+            if other != student:
+                assert marker not in text, f"{student}'s feedback shows {other}'s notebook"
+        assert "LEAKED" not in text and "BEGIN HIDDEN TESTS" not in text, f"{student}'s feedback:\n{text[:3000]}"
+        timings[f"feedback {student}"] = time.monotonic() - t
+        private(f"after {student} read the feedback")
+
+    timings["total"] = time.monotonic() - t_start
+    print("hub flow timings: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))
+    print("screenshots:\n  " + "\n  ".join(str(p) for p in shots))
+    assert all(p.exists() for p in shots)
+
+
+# ---- steps ----------------------------------------------------------------------------------
+
+FIND_FEEDBACK = """async (assignment) => {
+  const contents = window.jupyterapp.serviceManager.contents;
+  const top = await contents.get(assignment + '/feedback');
+  for (const stamp of top.content.filter(i => i.type === 'directory')) {
+    const dir = await contents.get(stamp.path);
+    const html = dir.content.find(i => i.name.endsWith('.html'));
+    if (html) return html.path;
+  }
+  return null;
+}"""
+
+
+def role_of(demo, name: str) -> str:
+    if name == demo.instructor:
+        return "instructor"
+    return {0: "ada_correct", 1: "bob_bug", 2: "eve_attack"}[demo.students.index(name)]
+
+
+def login(context, demo, name: str, shot):
+    """Log `name` in through the hub's login form; wait for their JupyterLab (spawned on login)."""
+    page = context.new_page()
+    page.goto(f"{demo.url}/hub/login", wait_until="domcontentloaded")
+    page.fill("input[name=username]", name)
+    page.fill("input[name=password]", demo.accounts[name].password)
+    if name not in shot.logged_in:                     # the form once per user
+        shot(page, f"{role_of(demo, name)}_login")
+        shot.logged_in.add(name)
+    page.click("[type=submit]")
+    page.wait_for_url(re.compile(rf"/user/{name}/lab"), timeout=180_000)
+    lab_page.wait_for_lab(page, timeout=120)
+    return page
+
+
+def open_assignments(page):
+    """nbgrader's Assignments tab (the assignment_list extension), its lists loaded."""
+    command = "nbgrader:open-assignment-list"
+    page.wait_for_function("(c) => window.jupyterapp.commands.hasCommand(c)", arg=command, timeout=60_000)
+    page.evaluate("(c) => window.jupyterapp.commands.execute(c)", command)
+    panel = page.locator("#nbgrader-assignment-list")
+    panel.wait_for(timeout=30_000)
+    page.locator("#refresh_assignments_list").click()
+    page.wait_for_function(
+        """() => ['released', 'fetched', 'submitted'].every(k => {
+             const el = document.getElementById(k + '_assignments_list_loading');
+             return el && el.offsetParent === null; })""", timeout=60_000)
+    return panel
+
+
+def mark(nb: dict, marker: str) -> dict:
+    """The notebook with a private marker (a comment in the first solution cell)."""
+    nb = copy.deepcopy(nb)
+    cell = next(c for c in nb["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("solution")
+                and c["cell_type"] == "code")
+    src = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+    cell["source"] = f"# private: {marker}\n" + src
+    return nb
+
+
+def attacked(nb: dict, demo, attacker: str, own_marker: str) -> dict:
+    """Eve's notebook: correct, with the attack prepended to the first solution cell."""
+    course = demo.course_dir()
+    paths = [str(course / "notebooks" / ASSIGNMENT / NOTEBOOK), str(course / "gradebook.db"),
+             str(hub_class.REPO / "notebooks" / ASSIGNMENT / NOTEBOOK)]
+    for other in demo.students:
+        if other != attacker:
+            home = demo.accounts[other].home
+            paths += [str(home / NB_PATH), str(course / "submitted" / other / NB_PATH),
+                      str(course / "autograded" / other / NB_PATH)]
+    nb = copy.deepcopy(nb)
+    cell = next(c for c in nb["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("solution")
+                and c["cell_type"] == "code")
+    src = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+    cell["source"] = ATTACK.format(paths=paths, own=own_marker) + src
+    return nb
+
+
+def grade(demo, as_root: bool) -> dict:
+    """The README's sandboxed grading command, in the course directory: as root (the README's
+    `sudo env "PATH=$PATH" python -m course_lib.grading autograde ...`) or as the instructor."""
+    args = [str(demo.env / "bin" / "python"), "-m", "course_lib.grading", "autograde", ASSIGNMENT, "--force"]
+    t = time.monotonic()
+    if as_root:
+        env = {"HOME": "/root", "LANG": "C.UTF-8", **demo.base_env()}
+        proc = subprocess.run(args, cwd=demo.course_dir(), env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, f"grading as root failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    else:
+        proc = demo.run_as(demo.instructor, args, cwd=demo.course_dir(), timeout=600)
+    log = proc.stdout + proc.stderr
+    m = re.search(r"in a sandbox \((\w+)\)", log)
+    return {"seconds": time.monotonic() - t, "level": m.group(1) if m else "?", "log": log}
+
+
+def gradebook_scores(course: Path, students: list[str]) -> dict[str, dict[str, tuple[float, float]]]:
+    """{student: {grade_id: (score, max)}} of the autograded test cells, read from gradebook.db."""
+    from nbgrader.api import Gradebook
+
+    out = {}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        for student in students:
+            nb = gb.find_submission_notebook(NOTEBOOK.removesuffix(".ipynb"), ASSIGNMENT, student)
+            out[student] = {g.name: (float(g.score), float(g.max_score)) for g in nb.grades
+                            if g.name.startswith("test_")}
+    return out
+
+
+def check_scores(scores: dict, ada: str, bob: str, eve: str, lost: set[str], how: str) -> None:
+    full = {gid: mx for gid, (_, mx) in scores[ada].items()}
+    assert full and all(scores[ada][gid][0] == mx for gid, mx in full.items()), (
+        f"grading as {how}: the correct submission lost points: {scores[ada]}")
+    for gid, (score, mx) in scores[bob].items():
+        part = next((p for p in corpus.PARTS if gid == f"test_{p}" or gid.startswith(f"test_{p}_")), None)
+        if part in lost:
+            assert score < mx, f"grading as {how}: bob's bug in {part} was not found ({gid}: {score}/{mx})"
+        else:
+            assert score == mx, f"grading as {how}: bob lost points in {gid} ({score}/{mx}) without a bug there"
+    assert sum(s for s, _ in scores[eve].values()) <= sum(full.values())
+
+
+def check_private(demo, step: str) -> None:
+    """Every student's account tries to list and read what is not theirs: all refused."""
+    course = demo.course_dir()
+    exchange_course = demo.exchange / hub_class.COURSE_ID
+    for student in demo.students:
+        targets = [("list", demo.accounts[demo.instructor].home), ("list", course), ("list", hub_class.REPO),
+                   ("read", hub_class.REPO / "notebooks" / ASSIGNMENT / NOTEBOOK)]
+        targets += [("read", p) for p in course.rglob("*") if p.is_file()]
+        for sub in ("inbound", "feedback"):
+            if (exchange_course / sub).exists():
+                targets.append(("list", exchange_course / sub))
+        for other in demo.students:
+            if other != student:
+                home = demo.accounts[other].home
+                targets.append(("list", home))
+                targets += [("read", p) for p in home.rglob("*") if p.is_file()]
+        proc = demo.run_as(student, [str(demo.env / "bin" / "python"), "-c", PROBE,
+                                     json.dumps([(k, str(p)) for k, p in targets])])
+        seen = {p: r for p, r in json.loads(proc.stdout).items() if r not in ("denied", "missing")}
+        assert not seen, f"{step}: {student} can reach what is not theirs: {seen}"
