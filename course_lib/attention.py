@@ -24,6 +24,7 @@ from torch import nn
 
 from .errors import (CourseValueError, check_attn_mask, check_dropout, check_features,
                      check_key_padding_mask, check_positive_int, check_tensor, describe)
+from .masks import key_padding_to_attn_mask
 
 
 def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
@@ -46,18 +47,7 @@ def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tens
         q: ``(..., T_q, d_k)``, k: ``(..., T_k, d_k)``, v: ``(..., T_k, d_v)``
         out: ``(..., T_q, d_v)``, weights: ``(..., T_q, T_k)``
     """
-    for name, t in (("q", q), ("k", k), ("v", v)):
-        check_tensor(name, t)
-        if t.dim() < 2:
-            raise CourseValueError(f"{name}: expected at least 2 dimensions (..., seq, features), got {describe(t)}")
-    if q.shape[-1] != k.shape[-1]:
-        raise CourseValueError(f"k: expected last dimension d_k={q.shape[-1]} (as q), got {describe(k)}")
-    if k.shape[-2] != v.shape[-2]:
-        raise CourseValueError(f"v: expected {k.shape[-2]} positions (as k), got {describe(v)}")
-    t_q, t_k = q.shape[-2], k.shape[-2]
-    target = (*torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]), t_q, t_k)
-    check_attn_mask(attn_mask, target)
-
+    _check_attention_args(q, k, v, attn_mask)
     d_k = q.shape[-1]
     scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)                              # (..., T_q, T_k)
     if attn_mask is not None:
@@ -128,40 +118,37 @@ class MultiHeadAttention(nn.Module):
         ``F.scaled_dot_product_attention`` (the same numbers, faster, less memory) and returns
         ``(out, None)``.
         """
-        check_features("query", query, self.d_model)
-        check_features("key", key, self.d_model)
-        check_features("value", value, self.d_model)
-        if key.shape[0] != query.shape[0] or value.shape[0] != query.shape[0]:
-            raise CourseValueError(
-                f"key/value: expected batch size {query.shape[0]} (as query), "
-                f"got key {describe(key)} and value {describe(value)}"
-            )
-        if value.shape[1] != key.shape[1]:
-            raise CourseValueError(f"value: expected {key.shape[1]} positions (as key), got {describe(value)}")
-        b, t_q, t_k = query.shape[0], query.shape[1], key.shape[1]
-        check_key_padding_mask(key_padding_mask, b, t_k)
-        check_attn_mask(attn_mask, (b, self.num_heads, t_q, t_k))
-
+        _check_forward_args(self, query, key, value, key_padding_mask, attn_mask)
         mask = merge_masks(key_padding_mask, attn_mask)                             # True = may attend
         p = self.dropout if self.training else 0.0
-        if need_weights:
-            q = self.split_heads(self.w_q(query))                                   # (B, H, T_q, d_k)
-            k = self.split_heads(self.w_k(key))                                     # (B, H, T_k, d_k)
-            v = self.split_heads(self.w_v(value))                                   # (B, H, T_k, d_k)
-            out, weights = scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
-        else:
-            if query is key and key is value:                                       # self-attention
-                q, k, v = self.project_self_attention(query)                        # 3 x (B, H, T, d_k)
-            else:
-                q, k, v = (self.split_heads(w(x)) for w, x in ((self.w_q, query), (self.w_k, key), (self.w_v, value)))
-            out, weights = fused_attention(q, k, v, mask, p), None
+        if not need_weights:                                                        # the one fast path
+            return self.fused_forward(query, key, value, mask, p), None
+        q = self.split_heads(self.w_q(query))                                       # (B, H, T_q, d_k)
+        k = self.split_heads(self.w_k(key))                                         # (B, H, T_k, d_k)
+        v = self.split_heads(self.w_v(value))                                       # (B, H, T_k, d_k)
+        # softmax(q k^T / sqrt(d_k)) v, every head at once
+        out, weights = scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
         return self.w_o(self.merge_heads(out)), weights                             # (B, T_q, d_model)
+
+    def fused_forward(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                      mask: torch.Tensor | None, dropout_p: float) -> torch.Tensor:
+        """``forward(..., need_weights=False)``: the same attention, without materialising the weights.
+
+        For self-attention (``query is key is value``) the three projections run as one matrix
+        product, with ``[W^Q; W^K; W^V]`` stacked (``nn.MultiheadAttention``'s ``in_proj_weight``).
+        """
+        if query is key and key is value:
+            q, k, v = self.project_self_attention(query)                            # 3 x (B, H, T, d_k)
+        else:
+            q, k, v = (self.split_heads(w(x)) for w, x in ((self.w_q, query), (self.w_k, key), (self.w_v, value)))
+        out = fused_attention(q, k, v, mask, dropout_p)                             # (B, H, T_q, d_k)
+        return self.w_o(self.merge_heads(out))                                      # (B, T_q, d_model)
 
     def project_self_attention(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``x W^Q``, ``x W^K``, ``x W^V`` as one matrix product with the three weights stacked.
 
         The same numbers as the three ``nn.Linear`` (up to rounding), one larger GEMM instead of
-        three: faster on a GPU. ``nn.MultiheadAttention`` stores this stack as its ``in_proj_weight``.
+        three. ``nn.MultiheadAttention`` stores this stack as its ``in_proj_weight``.
         """
         weight = torch.cat([self.w_q.weight, self.w_k.weight, self.w_v.weight])    # (3 d_model, d_model)
         bias = None if self.w_q.bias is None else torch.cat([self.w_q.bias, self.w_k.bias, self.w_v.bias])
@@ -172,12 +159,10 @@ class MultiHeadAttention(nn.Module):
 
 def merge_masks(key_padding_mask: torch.Tensor | None, attn_mask: torch.Tensor | None) -> torch.Tensor | None:
     """One bool mask, True = may attend, from a padding mask (True = pad) and an ``attn_mask``."""
-    mask = None
-    if key_padding_mask is not None:
-        mask = ~key_padding_mask[:, None, None, :]                                  # (B, 1, 1, T_k)
-    if attn_mask is not None:
-        mask = attn_mask if mask is None else mask & attn_mask
-    return mask
+    if key_padding_mask is None:
+        return attn_mask
+    mask = key_padding_to_attn_mask(key_padding_mask)                               # (B, 1, 1, T_k)
+    return mask if attn_mask is None else mask & attn_mask
 
 
 def fused_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None,
@@ -189,3 +174,34 @@ def fused_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: tor
     # A row with no allowed key would be NaN in the fused kernel: let it attend everywhere, then zero it.
     out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask | ~has_key, dropout_p=dropout_p)
     return out * has_key
+
+
+def _check_attention_args(q, k, v, attn_mask) -> None:
+    """scaled_dot_product_attention's inputs: tensors ``(..., T, features)`` that fit together."""
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        check_tensor(name, t)
+        if t.dim() < 2:
+            raise CourseValueError(f"{name}: expected at least 2 dimensions (..., seq, features), got {describe(t)}")
+    if q.shape[-1] != k.shape[-1]:
+        raise CourseValueError(f"k: expected last dimension d_k={q.shape[-1]} (as q), got {describe(k)}")
+    if k.shape[-2] != v.shape[-2]:
+        raise CourseValueError(f"v: expected {k.shape[-2]} positions (as k), got {describe(v)}")
+    target = (*torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.shape[-2], k.shape[-2])
+    check_attn_mask(attn_mask, target)
+
+
+def _check_forward_args(mha: MultiHeadAttention, query, key, value, key_padding_mask, attn_mask) -> None:
+    """MultiHeadAttention.forward's inputs: (B, T, d_model) tensors of one batch, masks that fit them."""
+    check_features("query", query, mha.d_model)
+    check_features("key", key, mha.d_model)
+    check_features("value", value, mha.d_model)
+    if key.shape[0] != query.shape[0] or value.shape[0] != query.shape[0]:
+        raise CourseValueError(
+            f"key/value: expected batch size {query.shape[0]} (as query), "
+            f"got key {describe(key)} and value {describe(value)}"
+        )
+    if value.shape[1] != key.shape[1]:
+        raise CourseValueError(f"value: expected {key.shape[1]} positions (as key), got {describe(value)}")
+    b, t_q, t_k = query.shape[0], query.shape[1], key.shape[1]
+    check_key_padding_mask(key_padding_mask, b, t_k)
+    check_attn_mask(attn_mask, (b, mha.num_heads, t_q, t_k))

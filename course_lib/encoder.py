@@ -20,10 +20,10 @@ import torch
 from torch import nn
 
 from .attention import MultiHeadAttention
-from .errors import (CourseTypeError, CourseValueError, check_dropout, check_features,
-                     check_positive_int, check_tensor, describe)
+from .errors import (check_choice, check_dropout, check_features, check_int, check_length, check_positive_int,
+                     check_token_ids)
 from .feed_forward import PositionwiseFeedForward
-from .positional import check_length, sinusoidal_positional_encoding
+from .positional import sinusoidal_positional_encoding
 
 POSITIONAL = ("sinusoidal", "learned", "none")
 
@@ -64,16 +64,16 @@ class EncoderLayer(nn.Module):
 
     def forward(self, x: torch.Tensor, key_padding_mask: torch.Tensor | None = None,
                 attn_mask: torch.Tensor | None = None, return_attention: bool = False):
-        check_features("x", x, self.self_attn.d_model)
-        if self.norm_first:
+        check_features("x", x, self.self_attn.d_model)                             # masks: in self_attn
+        if self.norm_first:                                                        # pre-LN
             a, weights = self.attend(self.norm1(x), key_padding_mask, attn_mask, return_attention)
-            x = x + self.dropout1(a)
-            x = x + self.dropout2(self.ffn(self.norm2(x)))
-        else:
+            x = x + self.dropout1(a)                                               # (B, T, d_model)
+            x = x + self.dropout2(self.ffn(self.norm2(x)))                         # (B, T, d_model)
+        else:                                                                      # post-LN (the paper)
             a, weights = self.attend(x, key_padding_mask, attn_mask, return_attention)
-            x = self.norm1(x + self.dropout1(a))
-            x = self.norm2(x + self.dropout2(self.ffn(x)))
-        return (x, weights) if return_attention else x                              # (B, T, d_model)
+            x = self.norm1(x + self.dropout1(a))                                   # (B, T, d_model)
+            x = self.norm2(x + self.dropout2(self.ffn(x)))                         # (B, T, d_model)
+        return (x, weights) if return_attention else x
 
 
 class Encoder(nn.Module):
@@ -116,10 +116,8 @@ class Encoder(nn.Module):
                             ("max_len", max_len)):
             check_positive_int(name, value)
         check_dropout(dropout)
-        if isinstance(pad_id, bool) or not isinstance(pad_id, int) or not 0 <= pad_id < vocab_size:
-            raise CourseValueError(f"pad_id: expected an id in [0, {vocab_size}) (inside the vocabulary), got {pad_id!r}")
-        if positional not in POSITIONAL:
-            raise CourseValueError(f"positional: expected one of {POSITIONAL}, got {positional!r}")
+        check_int("pad_id", pad_id, 0, vocab_size - 1, what=f"an id in [0, {vocab_size}) (inside the vocabulary)")
+        check_choice("positional", positional, POSITIONAL)
         self.vocab_size, self.d_model, self.max_len, self.pad_id = vocab_size, d_model, max_len, pad_id
         self.positional = positional
         self.embedding = init_embedding(nn.Embedding(vocab_size, d_model, padding_idx=pad_id))
@@ -134,21 +132,11 @@ class Encoder(nn.Module):
         )
         self.final_norm = nn.LayerNorm(d_model, eps=layer_norm_eps) if norm_first else nn.Identity()
 
-    def check_tokens(self, tokens) -> None:
-        check_tensor("tokens", tokens)
-        if tokens.dtype == torch.bool or tokens.is_floating_point() or tokens.is_complex():
-            raise CourseTypeError(f"tokens: expected integer token ids (torch.long), got {describe(tokens)}")
-        if tokens.dim() != 2:
-            hint = " (add a batch axis: tokens[None])" if tokens.dim() == 1 else ""
-            raise CourseValueError(f"tokens: expected shape (batch, seq), got {describe(tokens)}{hint}")
-        if self.positional != "none":
-            check_length(tokens.shape[1], self.max_len)
-        if tokens.numel():
-            low, high = int(tokens.min()), int(tokens.max())
-            if low < 0 or high >= self.vocab_size:
-                raise CourseValueError(
-                    f"tokens: expected ids in [0, {self.vocab_size}) (vocab_size={self.vocab_size}), "
-                    f"got ids from {low} to {high}")
+    def forward(self, tokens: torch.Tensor, key_padding_mask: torch.Tensor | None = None,
+                attn_mask: torch.Tensor | None = None, return_attention: bool = False):
+        tokens, key_padding_mask = self.prepare_inputs(tokens, key_padding_mask)  # mask: True = padding
+        x = self.embed(tokens)                                                      # (B, T, d_model)
+        return self.run_layers(x, key_padding_mask, attn_mask, return_attention)
 
     def embed(self, tokens: torch.Tensor) -> torch.Tensor:
         """``embedding(tokens) * sqrt(d_model)`` plus the positions: the first layer's input."""
@@ -160,24 +148,39 @@ class Encoder(nn.Module):
             x = x + self.pos_embedding(torch.arange(t, device=tokens.device)).to(x.dtype)
         return self.dropout(x)
 
-    def forward(self, tokens: torch.Tensor, key_padding_mask: torch.Tensor | None = None,
-                attn_mask: torch.Tensor | None = None, return_attention: bool = False):
-        self.check_tokens(tokens)
-        tokens = tokens.long()                                                      # int16/uint8 ids too
-        if key_padding_mask is None:
-            key_padding_mask = tokens == self.pad_id                                # True = padding
-            if not key_padding_mask.any():
-                key_padding_mask = None          # no padding: no mask, the fused kernel's fastest path
-        x = self.embed(tokens)
+    def run_layers(self, x: torch.Tensor, key_padding_mask: torch.Tensor | None = None,
+                   attn_mask: torch.Tensor | None = None, return_attention: bool = False):
+        """The layer stack on embedded inputs ``x (B, T, d_model)``, then ``final_norm``.
+
+        Returns ``(B, T, d_model)``, and with ``return_attention`` the list of each layer's weights
+        ``(B, num_heads, T, T)``.
+        """
         attentions = []
         for layer in self.layers:
             if return_attention:
                 x, weights = layer(x, key_padding_mask, attn_mask, return_attention=True)
-                attentions.append(weights)
+                attentions.append(weights)                                          # (B, H, T, T)
             else:
-                x = layer(x, key_padding_mask, attn_mask)
+                x = layer(x, key_padding_mask, attn_mask)                           # (B, T, d_model)
         x = self.final_norm(x)
         return (x, attentions) if return_attention else x
+
+    def prepare_inputs(self, tokens: torch.Tensor, key_padding_mask: torch.Tensor | None,
+                       name: str = "tokens") -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Check the token ids; return them as long with the padding mask, ``tokens == pad_id`` by default.
+
+        Without padding the default mask is None: no mask at all, the fused kernel's fastest path.
+        The mask itself is checked by the attention (it knows the batch and length to expect).
+        """
+        check_token_ids(name, tokens, self.vocab_size)
+        if self.positional != "none":
+            check_length(name, tokens.shape[1], self.max_len)
+        tokens = tokens.long()                                                      # int16/uint8 ids too
+        if key_padding_mask is None:
+            key_padding_mask = tokens == self.pad_id                                # (B, T), True = padding
+            if not key_padding_mask.any():
+                key_padding_mask = None
+        return tokens, key_padding_mask
 
 
 @torch.no_grad()

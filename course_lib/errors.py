@@ -39,17 +39,18 @@ def _range_text(low, high, low_open: bool = False) -> str:
 
 
 def check_int(name: str, value, low: int | None = None, high: int | None = None, *,
-              optional: bool = False) -> None:
+              optional: bool = False, what: str | None = None) -> None:
     """``value`` must be an int (not a bool) in ``[low, high]`` (either bound may be None);
-    ``optional`` also accepts None."""
+    ``optional`` also accepts None; ``what`` replaces the description of what is expected."""
     if optional and value is None:
         return
-    if low == 1 and high is None:
-        what = "a positive int"
-    else:
-        bounds = _range_text(low, high)
-        what = f"an int{' ' + bounds if bounds else ''}"
-    what += " or None" if optional else ""
+    if what is None:
+        if low in (0, 1) and high is None:
+            what = "a positive int" if low == 1 else "a non-negative int"
+        else:
+            bounds = _range_text(low, high)
+            what = f"an int{' ' + bounds if bounds else ''}"
+        what += " or None" if optional else ""
     if isinstance(value, bool) or not isinstance(value, int):
         raise CourseTypeError(f"{name}: expected {what}, got {type(value).__name__} {value!r}")
     if (low is not None and value < low) or (high is not None and value > high):
@@ -88,27 +89,74 @@ def check_choice(name: str, value, choices) -> None:
         raise CourseValueError(f"{name}: expected one of {tuple(choices)}, got {value!r}")
 
 
+def check_type(name: str, value, cls: type, what: str | None = None) -> None:
+    """``value`` must be an instance of ``cls`` (``what`` describes it, default "a <cls name>")."""
+    if not isinstance(value, cls):
+        raise CourseTypeError(f"{name}: expected {what or 'a ' + cls.__name__}, got {type(value).__name__}")
+
+
+def check_str_list(name: str, value, what: str = "a list of str") -> list[str]:
+    """``value`` must be an iterable of str, not one str; returns it as a list."""
+    if isinstance(value, str):
+        raise CourseTypeError(f"{name}: expected {what}, got a single str (wrap it: [{value[:20]!r}])")
+    try:
+        items = list(value)
+    except TypeError:
+        raise CourseTypeError(f"{name}: expected {what}, got {type(value).__name__}") from None
+    for i, item in enumerate(items):
+        check_type(f"{name}[{i}]", item, str, "a str")
+    return items
+
+
 def check_tensor(name: str, x) -> None:
-    if not isinstance(x, torch.Tensor):
-        raise CourseTypeError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
+    check_type(name, x, torch.Tensor, "a torch.Tensor")
 
 
-def check_features(name: str, x, d_model: int) -> None:
-    """``x`` must be a floating tensor (B, T, d_model)."""
+def check_floating(name: str, x) -> None:
+    """``x`` must be a floating-point tensor."""
     check_tensor(name, x)
     if not x.is_floating_point():
         raise CourseTypeError(f"{name}: expected a floating-point tensor, got {describe(x)}")
+
+
+def check_length(name: str, length: int, max_len: int) -> None:
+    """A sequence of ``length`` positions must fit a table of ``max_len`` rows."""
+    if length > max_len:
+        raise CourseValueError(f"{name}: expected a sequence of at most max_len={max_len} positions, got {length}")
+
+
+def check_features(name: str, x, d_model: int, max_len: int | None = None) -> None:
+    """``x`` must be a floating tensor (B, T, d_model), with ``T <= max_len`` when ``max_len`` is given."""
+    check_floating(name, x)
     if x.dim() != 3 or x.shape[-1] != d_model:
         raise CourseValueError(
             f"{name}: expected shape (batch, seq, d_model={d_model}), got {describe(x)}"
         )
+    if max_len is not None:
+        check_length(name, x.shape[1], max_len)
+
+
+def check_token_ids(name: str, ids, vocab_size: int, shape: tuple | None = None,
+                    size_name: str = "vocab_size") -> None:
+    """``ids`` must be integer ids ``(batch, seq)`` (exactly ``shape`` if given) in ``[0, vocab_size)``."""
+    check_tensor(name, ids)
+    if ids.dtype == torch.bool or ids.is_floating_point() or ids.is_complex():
+        raise CourseTypeError(f"{name}: expected integer token ids (torch.long), got {describe(ids)}")
+    if shape is not None and tuple(ids.shape) != tuple(shape):
+        raise CourseValueError(f"{name}: expected shape {tuple(shape)} (as the token ids), got {describe(ids)}")
+    if ids.dim() != 2:
+        hint = f" (add a batch axis: {name}[None])" if ids.dim() == 1 else ""
+        raise CourseValueError(f"{name}: expected shape (batch, seq), got {describe(ids)}{hint}")
+    if ids.numel():
+        low, high = int(ids.min()), int(ids.max())
+        if low < 0 or high >= vocab_size:
+            raise CourseValueError(f"{name}: expected ids in [0, {vocab_size}) ({size_name}={vocab_size}), "
+                                   f"got ids from {low} to {high}")
 
 
 def check_last_dim(name: str, x, d_model: int) -> None:
     """``x`` must be a floating tensor ``(..., d_model)``: any leading axes, as ``nn.Linear`` takes."""
-    check_tensor(name, x)
-    if not x.is_floating_point():
-        raise CourseTypeError(f"{name}: expected a floating-point tensor, got {describe(x)}")
+    check_floating(name, x)
     if x.dim() == 0 or x.shape[-1] != d_model:
         raise CourseValueError(
             f"{name}: expected shape (..., d_model={d_model}), e.g. (batch, seq, {d_model}), got {describe(x)}"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .errors import CourseTypeError, CourseValueError, check_last_dim, check_positive_int, describe
+from .errors import CourseValueError, check_float, check_last_dim, check_positive_int, check_type
 
 
 class OutputHead(nn.Module):
@@ -43,8 +43,7 @@ class OutputHead(nn.Module):
         self.tied = tie_to is not None
         self.linear = nn.Linear(d_model, vocab_size, bias=bias)
         if tie_to is not None:
-            if not isinstance(tie_to, nn.Embedding):
-                raise CourseTypeError(f"tie_to: expected an nn.Embedding or None, got {type(tie_to).__name__}")
+            check_type("tie_to", tie_to, nn.Embedding, "an nn.Embedding or None")
             if tuple(tie_to.weight.shape) != (vocab_size, d_model):
                 raise CourseValueError(
                     f"tie_to: expected an nn.Embedding({vocab_size}, {d_model}) (weight of shape "
@@ -69,10 +68,7 @@ class OutputHead(nn.Module):
         Shape:
             x: ``(B, T, d_model)``; returns ``(B, T, vocab_size)``, each row summing to 1.
         """
-        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
-            raise CourseTypeError(f"temperature: expected a positive float, got {describe(temperature)}")
-        if not temperature > 0:
-            raise CourseValueError(f"temperature: expected a positive float, got {temperature}")
+        check_float("temperature", temperature, low=0, low_open=True)
         return torch.softmax(self(x) / temperature, dim=-1)  # (B, T, V)
 
     @torch.no_grad()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .errors import CourseTypeError, CourseValueError, check_last_dim, check_positive_int, describe
+from .errors import check_float, check_last_dim, check_positive_int
 
 
 class RMSNorm(nn.Module):
@@ -32,10 +32,7 @@ class RMSNorm(nn.Module):
     def __init__(self, d_model: int, eps: float = 1e-6) -> None:
         super().__init__()
         check_positive_int("d_model", d_model)
-        if isinstance(eps, bool) or not isinstance(eps, (int, float)):
-            raise CourseTypeError(f"eps: expected a positive float, got {describe(eps)}")
-        if not eps > 0:
-            raise CourseValueError(f"eps: expected a positive float, got {eps}")
+        check_float("eps", eps, low=0, low_open=True)
         self.d_model = d_model
         self.eps = float(eps)
         self.weight = nn.Parameter(torch.ones(d_model))

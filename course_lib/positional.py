@@ -19,7 +19,7 @@ import math
 import torch
 from torch import nn
 
-from .errors import CourseValueError, check_features, check_positive_int
+from .errors import CourseValueError, check_choice, check_features, check_positive_int
 
 LAYOUTS = ("interleaved", "concat")
 
@@ -40,8 +40,7 @@ def sinusoidal_positional_encoding(max_len: int, d_model: int, layout: str = "in
     """
     check_positive_int("max_len", max_len)
     check_positive_int("d_model", d_model)
-    if layout not in LAYOUTS:
-        raise CourseValueError(f"layout: expected one of {LAYOUTS}, got {layout!r}")
+    check_choice("layout", layout, LAYOUTS)
     # Computed in float64 and rounded once, so every entry is the closest float32 to the formula.
     pos = torch.arange(max_len, dtype=torch.float64)[:, None]                      # (T, 1)
     pe = torch.zeros(max_len, d_model, dtype=torch.float64)
@@ -78,8 +77,7 @@ class SinusoidalPositionalEncoding(nn.Module):
         self.register_buffer("pe", sinusoidal_positional_encoding(max_len, d_model, layout), persistent=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_features("x", x, self.d_model)
-        check_length(x.shape[1], self.max_len, name="x")
+        check_features("x", x, self.d_model, max_len=self.max_len)
         return x + self.pe[: x.shape[1]].to(x.dtype)
 
 
@@ -101,14 +99,6 @@ class LearnedPositionalEmbedding(nn.Module):
         self.embedding = nn.Embedding(max_len, d_model)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_features("x", x, self.d_model)
-        check_length(x.shape[1], self.max_len, name="x")
+        check_features("x", x, self.d_model, max_len=self.max_len)
         positions = torch.arange(x.shape[1], device=x.device)                     # (T,)
         return x + self.embedding(positions).to(x.dtype)                          # broadcast over B
-
-
-def check_length(length: int, max_len: int, name: str = "tokens") -> None:
-    if length > max_len:
-        raise CourseValueError(
-            f"{name}: expected a sequence of at most max_len={max_len} positions, got {length}"
-        )

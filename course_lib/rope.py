@@ -20,14 +20,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .errors import CourseTypeError, CourseValueError, check_positive_int, check_tensor, describe
+from .errors import (CourseValueError, check_choice, check_float, check_floating, check_int, check_length,
+                     check_positive_int, check_tensor, describe)
 
 _LAYOUTS = ("interleaved", "half")
-
-
-def _check_layout(layout) -> None:
-    if layout not in _LAYOUTS:
-        raise CourseValueError(f"layout: expected 'interleaved' or 'half', got {layout!r}")
 
 
 def _rotate_pairs(x: torch.Tensor, layout: str) -> torch.Tensor:
@@ -49,7 +45,7 @@ def rotary_tables(max_len: int, d_head: int, base: float = 10000.0, layout: str 
     check_positive_int("d_head", d_head)
     if d_head % 2:
         raise CourseValueError(f"d_head: expected an even number (features are rotated in pairs), got {d_head}")
-    _check_layout(layout)
+    check_choice("layout", layout, _LAYOUTS)
     theta = base ** (-torch.arange(0, d_head, 2, dtype=torch.float64) / d_head)  # (d_head/2,)
     angles = torch.arange(max_len, dtype=torch.float64)[:, None] * theta  # (max_len, d_head/2)
     if layout == "interleaved":
@@ -69,18 +65,7 @@ def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: 
         x: ``(..., T, d_head)``, e.g. ``(B, H, T, d_head)``; cos, sin: broadcastable to it,
         usually ``(T, d_head)``; output: the shape of ``x``.
     """
-    check_tensor("x", x)
-    _check_layout(layout)
-    if x.dim() < 2 or x.shape[-1] % 2:
-        raise CourseValueError(f"x: expected shape (..., T, d_head) with d_head even, got {describe(x)}")
-    for name, t in (("cos", cos), ("sin", sin)):
-        check_tensor(name, t)
-        try:
-            torch.broadcast_shapes(t.shape, x.shape)
-        except RuntimeError:
-            raise CourseValueError(
-                f"{name}: expected a table broadcastable to x's shape {tuple(x.shape)}, got {describe(t)}"
-            ) from None
+    _check_apply_args(x, cos, sin, layout)
     return x * cos + _rotate_pairs(x, layout) * sin  # (..., T, d_head)
 
 
@@ -102,38 +87,47 @@ class RotaryEmbedding(nn.Module):
 
     def __init__(self, d_head: int, max_len: int = 2048, base: float = 10000.0, layout: str = "interleaved") -> None:
         super().__init__()
-        check_positive_int("d_head", d_head)
-        if d_head % 2:
-            raise CourseValueError(f"d_head: expected an even number (features are rotated in pairs), got {d_head}")
-        if isinstance(base, bool) or not isinstance(base, (int, float)):
-            raise CourseTypeError(f"base: expected a float > 1, got {describe(base)}")
-        if not base > 1:
-            raise CourseValueError(f"base: expected a float > 1, got {base}")
+        check_float("base", base, low=1, low_open=True)
+        cos, sin = rotary_tables(max_len, d_head, base, layout)                 # checks the sizes and layout
         self.d_head, self.max_len, self.base, self.layout = d_head, max_len, float(base), layout
-        cos, sin = rotary_tables(max_len, d_head, base, layout)
         self.register_buffer("cos", cos, persistent=False)  # (max_len, d_head)
         self.register_buffer("sin", sin, persistent=False)  # (max_len, d_head)
 
     def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
         """Rotate ``x[..., t, :]`` as the token at position ``offset + t``."""
-        check_tensor("x", x)
-        if not x.is_floating_point():
-            raise CourseTypeError(f"x: expected a floating-point tensor, got {describe(x)}")
-        if x.dim() < 2 or x.shape[-1] != self.d_head:
-            raise CourseValueError(f"x: expected shape (..., T, {self.d_head}), got {describe(x)}")
-        if isinstance(offset, bool) or not isinstance(offset, int):
-            raise CourseTypeError(f"offset: expected a non-negative int, got {describe(offset)}")
+        _check_forward_args(self, x, offset)
         T = x.shape[-2]
-        if T > self.max_len:
-            raise CourseValueError(f"x: expected at most max_len={self.max_len} positions, got T={T}")
-        if offset < 0 or offset + T > self.max_len:
-            raise CourseValueError(
-                f"offset: expected 0 <= offset and offset + T <= max_len={self.max_len}, "
-                f"got offset={offset} with T={T}"
-            )
         cos = self.cos[offset : offset + T].to(x.dtype)  # (T, d_head)
         sin = self.sin[offset : offset + T].to(x.dtype)  # (T, d_head)
         return apply_rotary(x, cos, sin, self.layout)
 
     def extra_repr(self) -> str:
         return f"d_head={self.d_head}, max_len={self.max_len}, base={self.base}, layout={self.layout!r}"
+
+
+def _check_apply_args(x, cos, sin, layout) -> None:
+    """apply_rotary's inputs: ``x (..., T, d_head)`` with d_head even, tables that broadcast to it."""
+    check_tensor("x", x)
+    check_choice("layout", layout, _LAYOUTS)
+    if x.dim() < 2 or x.shape[-1] % 2:
+        raise CourseValueError(f"x: expected shape (..., T, d_head) with d_head even, got {describe(x)}")
+    for name, t in (("cos", cos), ("sin", sin)):
+        check_tensor(name, t)
+        try:
+            torch.broadcast_shapes(t.shape, x.shape)
+        except RuntimeError:
+            raise CourseValueError(
+                f"{name}: expected a table broadcastable to x's shape {tuple(x.shape)}, got {describe(t)}"
+            ) from None
+
+
+def _check_forward_args(rope: RotaryEmbedding, x, offset) -> None:
+    """RotaryEmbedding.forward's inputs: floating ``x (..., T, d_head)``, positions inside the tables."""
+    check_floating("x", x)
+    if x.dim() < 2 or x.shape[-1] != rope.d_head:
+        raise CourseValueError(f"x: expected shape (..., T, {rope.d_head}), got {describe(x)}")
+    check_length("x", x.shape[-2], rope.max_len)
+    check_int("offset", offset, low=0)
+    if offset + x.shape[-2] > rope.max_len:
+        raise CourseValueError(f"offset: expected offset + T <= max_len={rope.max_len}, "
+                               f"got offset={offset} with T={x.shape[-2]}")

@@ -29,7 +29,7 @@ from typing import Iterable, Sequence
 
 import torch
 
-from .errors import CourseTypeError, CourseValueError
+from .errors import CourseValueError, check_int, check_str_list, check_type, describe
 
 PAD = "<pad>"
 UNK = "<unk>"
@@ -49,8 +49,7 @@ def tokenize(text: str) -> list[str]:
     >>> tokenize("The animal didn't cross the street.")
     ['the', 'animal', "didn't", 'cross', 'the', 'street', '.']
     """
-    if not isinstance(text, str):
-        raise CourseTypeError(f"text: expected a str, got {type(text).__name__}")
+    check_type("text", text, str, "a str")
     return _TOKEN_RE.findall(text.lower().replace("\u2019", "'"))
 
 
@@ -67,30 +66,6 @@ def detokenize(tokens: Iterable[str]) -> str:
     return "".join(out)
 
 
-def _check_texts(texts, name: str = "texts") -> list[str]:
-    if isinstance(texts, str):
-        raise CourseTypeError(
-            f"{name}: expected a list of str, got a single str (wrap it: [{texts[:20]!r}])"
-        )
-    try:
-        texts = list(texts)
-    except TypeError:
-        raise CourseTypeError(f"{name}: expected a list of str, got {type(texts).__name__}") from None
-    for i, t in enumerate(texts):
-        if not isinstance(t, str):
-            raise CourseTypeError(f"{name}[{i}]: expected a str, got {type(t).__name__}")
-    return texts
-
-
-def _check_optional_size(value, name: str, minimum: int) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise CourseTypeError(f"{name}: expected an int or None, got {type(value).__name__}")
-    if value < minimum:
-        raise CourseValueError(f"{name}: expected an int >= {minimum}, got {value}")
-
-
 class Vocab:
     """A fixed list of tokens and the id of each: ``"<pad>"`` is 0, ``"<unk>"`` is 1.
 
@@ -103,8 +78,7 @@ class Vocab:
     def __init__(self, tokens: Iterable[str]) -> None:
         self.itos: list[str] = list(SPECIALS)
         for i, tok in enumerate(tokens):
-            if not isinstance(tok, str):
-                raise CourseTypeError(f"tokens[{i}]: expected a str, got {type(tok).__name__}")
+            check_type(f"tokens[{i}]", tok, str, "a str")
             if tok in SPECIALS:
                 continue
             if tok in self.itos:
@@ -120,9 +94,9 @@ class Vocab:
         alphabetical order. Tokens seen fewer than ``min_freq`` times are left out;
         ``max_size`` caps the total size, the two specials included.
         """
-        texts = _check_texts(texts)
-        _check_optional_size(min_freq, "min_freq", 1)
-        _check_optional_size(max_size, "max_size", len(SPECIALS))
+        texts = check_str_list("texts", texts)
+        check_int("min_freq", min_freq, low=1)
+        check_int("max_size", max_size, low=len(SPECIALS), optional=True)
         counts = Counter(tok for text in texts for tok in tokenize(text) if tok not in SPECIALS)
         kept = sorted((tok for tok, c in counts.items() if c >= min_freq), key=lambda t: (-counts[t], t))
         if max_size is not None:
@@ -141,12 +115,7 @@ class Vocab:
 
     def lookup_token(self, index: int) -> str:
         """The token with id ``index``."""
-        if isinstance(index, bool) or not isinstance(index, int):
-            raise CourseTypeError(f"index: expected an int, got {type(index).__name__}")
-        if not 0 <= index < len(self.itos):
-            raise CourseValueError(
-                f"index: expected a token id in [0, {len(self.itos)}), got {index}"
-            )
+        check_int("index", index, 0, len(self.itos) - 1, what=f"a token id in [0, {len(self.itos)})")
         return self.itos[index]
 
     def __repr__(self) -> str:
@@ -170,8 +139,7 @@ class WordTokenizer:
     unk_id = UNK_ID
 
     def __init__(self, vocab: Vocab) -> None:
-        if not isinstance(vocab, Vocab):
-            raise CourseTypeError(f"vocab: expected a Vocab, got {type(vocab).__name__}")
+        check_type("vocab", vocab, Vocab)
         self.vocab = vocab
 
     @classmethod
@@ -200,9 +168,7 @@ class WordTokenizer:
         """
         if isinstance(ids, torch.Tensor):
             if ids.dim() != 1 or ids.dtype.is_floating_point or ids.dtype.is_complex or ids.dtype == torch.bool:
-                raise CourseValueError(
-                    f"ids: expected a 1-D integer tensor, got {ids.dtype} of shape {tuple(ids.shape)}"
-                )
+                raise CourseValueError(f"ids: expected a 1-D integer tensor, got {describe(ids)}")
             ids = ids.tolist()
         tokens = [self.vocab.lookup_token(i) for i in ids]
         if skip_pad:
@@ -225,11 +191,11 @@ class WordTokenizer:
         Shape:
             texts: ``B`` strings; outputs as listed above.
         """
-        texts = _check_texts(texts)
+        texts = check_str_list("texts", texts)
         if not texts:
             raise CourseValueError("texts: expected at least one text, got an empty list")
-        _check_optional_size(max_len, "max_len", 1)
-        _check_optional_size(pad_to, "pad_to", 0)
+        check_int("max_len", max_len, low=1, optional=True)
+        check_int("pad_to", pad_to, low=0, optional=True)
         rows = [self.encode(t)[:max_len] for t in texts]
         longest = max(len(r) for r in rows)
         if pad_to is not None and pad_to < longest:

@@ -367,7 +367,7 @@ def test_all_padding_batch_is_finite_with_finite_gradients(b, t, norm_first, ret
     (dict(dropout=-0.5), CourseValueError, r"^dropout: expected a float in \[0, 1\), got -0.5"),
     (dict(pad_id=20), CourseValueError, r"^pad_id: expected an id in \[0, 20\) \(inside the vocabulary\), got 20"),
     (dict(pad_id=-1), CourseValueError, r"^pad_id: expected an id in \[0, 20\)"),
-    (dict(pad_id=1.0), CourseValueError, r"^pad_id: expected an id in \[0, 20\)"),
+    (dict(pad_id=1.0), CourseTypeError, r"^pad_id: expected an id in \[0, 20\) \(inside the vocabulary\), got float 1.0"),
     (dict(positional="rotary"), CourseValueError, r"^positional: expected one of .*got 'rotary'"),
     (dict(activation="swish"), CourseValueError, r"^activation: expected one of"),
 ])
