@@ -78,9 +78,10 @@ def write(name: str, folder, png: bool = False) -> Path:
         plt.close(fig)
 
 
-def layout_problems(fig, tolerance: float = 1.0) -> list[str]:
+def layout_problems(fig, tolerance: float = 1.0, max_width: float | None = MAX_WIDTH_IN) -> list[str]:
     """What looks wrong in ``fig``: text outside the figure, overlapping texts, text outside the box
-    that holds it (boxes drawn by a diagram canvas record their text). Empty when all is well."""
+    that holds it (boxes drawn by a diagram canvas record their text), a figure wider than
+    ``max_width`` inches. Empty when all is well."""
     renderer = fig.canvas.get_renderer()
     fig.draw_without_rendering()
     canvas_box = fig.bbox.padded(tolerance)
@@ -107,8 +108,8 @@ def layout_problems(fig, tolerance: float = 1.0) -> list[str]:
         if not (inner.contains(b.x0, b.y0) and inner.contains(b.x1, b.y1)):
             problems.append(f"text leaves its box: {text.get_text()!r}")
     width = fig.get_figwidth()
-    if width > MAX_WIDTH_IN + 1e-9:
-        problems.append(f"figure {width:.2f} in wide, more than {MAX_WIDTH_IN} in")
+    if max_width is not None and width > max_width + 1e-9:
+        problems.append(f"figure {width:.2f} in wide, more than {max_width} in")
     return problems
 
 

@@ -26,6 +26,7 @@ def test_post_ln_and_pre_ln_share_one_scale_and_keep_their_title_inside():
     plots.draw_encoder_diagram(num_layers=6, norm_first=True, ax=axes[1], title="pre-LN")
     assert axes[0].get_xlim() == axes[1].get_xlim() and axes[0].get_ylim() == axes[1].get_ylim()
     assert axes[0].get_title() == "" and "post-LN (the paper)" in [t.get_text() for t in axes[0].texts]
+    assert layout_problems(fig, max_width=None) == []
     for norm_first in (False, True):
         fig, ax = plots.draw_encoder_diagram(num_layers=2, norm_first=norm_first, d_model=512)
         assert layout_problems(fig) == []

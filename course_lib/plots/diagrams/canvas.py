@@ -12,7 +12,6 @@ its box.
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-import numpy as np
 from matplotlib import patches as mpatches
 
 from ..style import COLORS
@@ -28,9 +27,7 @@ class Canvas:
             ax = fig.add_axes((0, 0, 1, 1))
             self.scale = 1.0
         else:
-            box = ax.get_position()
-            w_in, h_in = box.width * ax.figure.get_figwidth(), box.height * ax.figure.get_figheight()
-            self.scale = min(1.0, w_in / self.width, h_in / self.height)
+            self.scale = _room(ax, self.width, self.height)
         ax.set_xlim(0, self.width)
         ax.set_ylim(0, self.height)
         ax.set_aspect("equal")
@@ -138,8 +135,17 @@ class Canvas:
         self.text((x0 + x1) / 2, y + 3 * d, s, fontsize=fontsize, color=color, va="top" if below else "bottom")
 
 
-def sinusoid_values(position: int, n: int, base: float = 10000.0, d_model: int | None = None) -> np.ndarray:
-    """The first ``n`` entries of the sinusoidal encoding of ``position`` (for pictures)."""
-    from ...positional import sinusoidal_positional_encoding
+def _room(ax, width: float, height: float) -> float:
+    """How much a ``width x height`` in canvas must shrink to fit ``ax``: its cell of the subplot
+    grid (the Axes' final size is known only after layout), less a margin for the layout."""
+    fig = ax.figure
+    spec = ax.get_subplotspec()
+    if spec is not None:
+        rows, cols = spec.get_gridspec().get_geometry()
+        r0, r1, c0, c1 = spec.rowspan.start, spec.rowspan.stop, spec.colspan.start, spec.colspan.stop
+        w_in, h_in = fig.get_figwidth() * (c1 - c0) / cols, fig.get_figheight() * (r1 - r0) / rows
+    else:
+        box = ax.get_position()
+        w_in, h_in = box.width * fig.get_figwidth(), box.height * fig.get_figheight()
+    return min(1.0, 0.94 * w_in / width, 0.94 * h_in / height)
 
-    return sinusoidal_positional_encoding(position + 1, d_model or n, base=base)[position, :n].numpy()

@@ -102,14 +102,16 @@ def embedding_input(c: Canvas, cx: float, y: float, width: float, ids_text="toke
     c.box(cx - width / 2, y + 0.45, width, 0.42, "token embedding × √d_model", fill=COLORS["embed"])
     c.arrow((cx, y + 0.87), (cx, y + 1.05))
     c.plus(cx, y + 1.18)
-    c.box(cx - width / 2 - 0.05 - 1.35, y + 0.98, 1.2, 0.42, "positional\nencoding", fill=COLORS["position"],
+    c.box(cx - width / 2 - 1.2, y + 0.98, 1.0, 0.42, "positional\nencoding", fill=COLORS["position"],
           edge=COLORS["position_edge"], fontsize=9)
     c.arrow((cx - width / 2 - 0.2, y + 1.18), (cx - 0.13, y + 1.18), color=COLORS["position_edge"])
     return y + 1.31
 
 
-def _encoder_canvas_size():
-    return 5.8, 1.31 + 0.25 + stack_height(PRE_LN) + 0.2 + 0.56 + 0.6 + 0.45
+def _encoder_canvas_size(norm_first: bool):
+    """(width, height): room for the embedding, the layer, the final LayerNorm (pre-LN), the output."""
+    steps, final = (PRE_LN, 0.56) if norm_first else (POST_LN, 0.0)
+    return 6.0, 1.31 + 0.25 + stack_height(steps) + 0.2 + final + 0.6 + 0.45
 
 
 @styled
@@ -123,16 +125,17 @@ def draw_encoder_diagram(num_layers: int = 6, norm_first: bool = False, *, d_mod
     ``norm_first=False`` draws the paper's post-LN layer, x = LayerNorm(x + Sublayer(x));
     ``True`` draws pre-LN, x = x + Sublayer(LayerNorm(x)), with a final LayerNorm after the stack.
 
-    Both variants are drawn on a canvas of the same size (5.8 in wide), so two diagrams drawn
-    side by side (``ax=``) share one scale; the title is written inside the canvas.
+    Drawn into an Axes (``ax=``), both variants use a canvas of the same size (6 x 7.2 in), so
+    post-LN and pre-LN side by side share one scale (a 9 x 6.5 in figure with two Axes holds them
+    at full size); the title is written inside the canvas.
 
     Returns:
         ``(fig, ax)``.
     """
     check_int("num_layers", num_layers, 1)
-    width, height = _encoder_canvas_size()
+    width, height = _encoder_canvas_size(norm_first or ax is not None)   # into an Axes: one size for both
     c = Canvas(width, height, ax)
-    cx, bw = 3.0, 2.9
+    cx, bw = 2.75, 2.9
     y = embedding_input(c, cx, 0.1, bw)
     steps = [(s[0], s[1].replace("feed-forward (per position)", f"feed-forward: Linear, {activation}, Linear"), s[2])
              if s[0] == "block" else s for s in (PRE_LN if norm_first else POST_LN)]
