@@ -26,6 +26,8 @@ from .style import ATTEND_COLOR, BLOCKED_COLOR, PAD_EDGE, TOKEN_FACE, cell_inche
 
 __all__ = ["plot_mask", "plot_masks", "plot_batch"]
 
+MAX_WIDTH = 9.0        # inches: the widest figure that fits JupyterLab's notebook column
+
 _CONVENTIONS = {
     # convention: (what True means, what False means, does True mean "may attend / kept"?)
     "attend": ("True = may attend", "False = blocked", True),
@@ -209,6 +211,15 @@ def _batch_grid(tokens, pad_token: str):
     )
 
 
+def _fit_token(token: str, fit: int) -> str:
+    """A token that fits ``fit`` characters per line: as it is, split over two lines with a
+    hyphen, or (longer still) cut with an ellipsis."""
+    if len(token) <= fit:
+        return token
+    head, tail = token[:fit - 1] + "-", token[fit - 1:]
+    return f"{head}\n{tail if len(tail) <= fit else tail[:fit - 1] + '…'}"
+
+
 def _mark_padding_cells(ax, pad: np.ndarray) -> None:
     for r in range(pad.shape[0]):
         for s, n in runs(pad[r]):
@@ -240,6 +251,7 @@ def plot_batch(tokens, key_padding_mask=None, pad_token: str = "<pad>", *, title
     rows = labels("row_labels", row_labels, n_rows) or [f"example {i}" for i in range(n_rows)]
     longest = max(len(t) for r in grid for t in r)
     cell_w = float(np.clip(0.12 + 0.085 * longest, 0.5, 1.4))
+    cell_w = min(cell_w, max((MAX_WIDTH - label_inches(rows) - 0.5) / n_cols, 0.3))   # fits a notebook
     if ax is None:
         fig, ax = plt.subplots(figsize=(n_cols * cell_w + label_inches(rows) + 0.5, n_rows * 0.42 + 1.3),
                                layout="constrained")
@@ -248,10 +260,11 @@ def plot_batch(tokens, key_padding_mask=None, pad_token: str = "<pad>", *, title
     ax.imshow(np.where(pad, 0.0, 1.0), cmap=mcolors.ListedColormap([BLOCKED_COLOR, TOKEN_FACE]),
               vmin=0, vmax=1, aspect="auto", interpolation="nearest")
     _mark_padding_cells(ax, pad)
-    fs = float(np.clip(cell_w * 72 / max(longest, 1) * 1.45, 6.5, 10))
+    fs = float(np.clip(cell_w * 72 / max(longest, 1) * 1.45, 7.5, 10))
+    fit = max(2, int((cell_w - 0.06) / (0.6 * fs / 72)))                  # characters per line
     for r in range(n_rows):
         for c in range(n_cols):
-            ax.text(c, r, grid[r][c], ha="center", va="center", fontsize=fs, zorder=4,
+            ax.text(c, r, _fit_token(grid[r][c], fit), ha="center", va="center", fontsize=fs, zorder=4,
                     color="0.45" if pad[r, c] else "black", fontstyle="italic" if pad[r, c] else "normal")
     cell_grid(ax, n_rows, n_cols, linewidth=2.0)
     ax.tick_params(which="both", length=0)

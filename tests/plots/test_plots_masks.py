@@ -61,3 +61,12 @@ def test_plot_masks_draws_several_masks_in_one_figure():
         plots.plot_masks([pad, pad], ["pad"] * 3)
     with pytest.raises(CourseTypeError, match="masks"):
         plots.plot_masks(pad, "pad")
+
+
+def test_plot_batch_fits_a_notebook_and_splits_long_tokens():
+    words = ["corresponds"] * 16
+    fig, ax = plots.plot_batch([words, words[:3]])
+    assert fig.get_figwidth() <= 9.0
+    texts = [t.get_text() for t in ax.texts]
+    assert all(t.replace("-\n", "").rstrip("…") in ("corresponds", "<pad>") or "…" in t for t in texts)
+    assert any("-\n" in t for t in texts)
