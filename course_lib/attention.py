@@ -126,7 +126,7 @@ class MultiHeadAttention(nn.Module):
         q = self.split_heads(self.w_q(query))                                       # (B, H, T_q, d_k)
         k = self.split_heads(self.w_k(key))                                         # (B, H, T_k, d_k)
         v = self.split_heads(self.w_v(value))                                       # (B, H, T_k, d_k)
-        # softmax(q k^T / sqrt(d_k)) v, every head at once
+        # head_i = softmax(q_i k_i^T / sqrt(d_k)) v_i, all heads at once: (B, H, T_q, d_k), (B, H, T_q, T_k)
         out, weights = scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
         return self.w_o(self.merge_heads(out)), weights                             # (B, T_q, d_model)
 

@@ -179,6 +179,13 @@ def check_key_padding_mask(mask, batch: int | None, seq: int, name: str = "key_p
         raise CourseValueError(f"{name}: expected bool of shape {shape}, got {describe(mask)}")
 
 
+def check_bool_2d(name: str, mask) -> None:
+    """A padding mask of any size: bool ``(batch, seq)``, True = padding (the mask converters' input)."""
+    check_tensor(name, mask)
+    if mask.dtype != torch.bool or mask.dim() != 2:
+        raise CourseTypeError(f"{name}: expected bool of shape (batch, seq) with True = padding, got {describe(mask)}")
+
+
 def check_attn_mask(mask, target_shape: tuple, name: str = "attn_mask") -> None:
     """A bool ``attn_mask`` (True = may attend) must broadcast to ``target_shape``."""
     if mask is None:

@@ -15,11 +15,8 @@ from torch import nn
 
 from .errors import CourseTypeError, CourseValueError, check_dropout, check_last_dim, check_positive_int
 
-# The activation is applied to linear1's output, a new tensor nothing else holds, so ReLU overwrites
-# it in place (as torch.nn's fast path does): one (..., d_ff) tensor less to allocate and fill.
-# Autograd allows it: linear's backward does not need its output, ReLU's needs only its result.
 ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
-    "relu": F.relu_,
+    "relu": F.relu,
     "gelu": F.gelu,                                     # exact (erf) GELU, as BERT
     "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
 }
@@ -44,7 +41,7 @@ class PositionwiseFeedForward(nn.Module):
         d_model: input and output features.
         d_ff: hidden features (the paper: ``4 * d_model``).
         dropout: dropout after the activation (training only).
-        activation: ``"relu"`` (the paper), ``"gelu"`` (BERT) or a callable (given linear1's output).
+        activation: ``"relu"`` (the paper), ``"gelu"`` (BERT) or a callable.
 
     Shape:
         x: ``(B, T, d_model)``, or any ``(..., d_model)`` (one token ``(d_model,)`` too); output: the same shape.

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import torch
 
-from .errors import CourseTypeError, CourseValueError, check_positive_int, check_tensor, describe
+from .errors import CourseTypeError, CourseValueError, check_bool_2d, check_positive_int, check_tensor, describe
 
 
 def padding_mask_from_lengths(lengths, max_len: int | None = None) -> torch.Tensor:
@@ -81,9 +81,3 @@ def key_padding_to_hf(key_padding_mask: torch.Tensor) -> torch.Tensor:
     """bool ``(B, T)`` True = padding -> Hugging Face's ``attention_mask``: long, **1 = keep**, 0 = padding."""
     check_bool_2d("key_padding_mask", key_padding_mask)
     return (~key_padding_mask).long()
-
-
-def check_bool_2d(name: str, mask) -> None:
-    check_tensor(name, mask)
-    if mask.dtype != torch.bool or mask.dim() != 2:
-        raise CourseTypeError(f"{name}: expected bool of shape (batch, seq) with True = padding, got {describe(mask)}")

@@ -4,8 +4,9 @@ import pytest
 import torch
 
 import course_lib
-from course_lib.errors import (CourseTypeError, CourseValueError, check_attn_mask, check_dropout, check_features,
-                               check_key_padding_mask, check_positive_int, describe)
+from course_lib.errors import (CourseTypeError, CourseValueError, check_attn_mask, check_choice, check_dropout,
+                               check_features, check_float, check_floating, check_int, check_key_padding_mask,
+                               check_length, check_positive_int, check_str_list, check_token_ids, check_type, describe)
 
 
 def test_error_classes():
@@ -68,3 +69,63 @@ def test_check_attn_mask_accepts_broadcastable(shape):
 def test_check_attn_mask_rejects_non_broadcastable(shape):
     with pytest.raises(CourseValueError, match=r"^attn_mask: expected a bool mask broadcastable to \(2, 4, 5, 5\)"):
         check_attn_mask(torch.ones(shape, dtype=torch.bool), (2, 4, 5, 5))
+
+
+@pytest.mark.parametrize("kwargs,value,error,match", [
+    (dict(low=0), -1, CourseValueError, r"^n: expected a non-negative int, got -1"),
+    (dict(low=2, optional=True), 1, CourseValueError, r"^n: expected an int >= 2 or None, got 1"),
+    (dict(low=0, high=4), 5, CourseValueError, r"^n: expected an int in \[0, 4\], got 5"),
+    (dict(low=0, high=4, what="an id in [0, 5)"), 2.0, CourseTypeError, r"^n: expected an id in \[0, 5\), got float 2.0"),
+    (dict(), True, CourseTypeError, r"^n: expected an int, got bool True"),
+])
+def test_check_int(kwargs, value, error, match):
+    with pytest.raises(error, match=match):
+        check_int("n", value, **kwargs)
+    check_int("n", None, optional=True)
+
+
+def test_check_float_open_bounds():
+    check_float("t", 0.5, low=0, low_open=True)
+    with pytest.raises(CourseValueError, match=r"^t: expected a positive float, got 0"):
+        check_float("t", 0, low=0, low_open=True)
+    with pytest.raises(CourseValueError, match=r"^base: expected a float > 1, got 1.0"):
+        check_float("base", 1.0, low=1, low_open=True)
+    with pytest.raises(CourseTypeError, match=r"^t: expected a positive float, got str 'hot'"):
+        check_float("t", "hot", low=0, low_open=True)
+
+
+def test_check_choice_type_and_str_list():
+    with pytest.raises(CourseValueError, match=r"^layout: expected one of \('a', 'b'\), got 'c'"):
+        check_choice("layout", "c", ("a", "b"))
+    with pytest.raises(CourseTypeError, match=r"^vocab: expected a dict, got list"):
+        check_type("vocab", [], dict)
+    assert check_str_list("texts", ("a", "b")) == ["a", "b"]
+    with pytest.raises(CourseTypeError, match=r"^texts: expected a list of str, got a single str \(wrap it: \['abc'\]\)"):
+        check_str_list("texts", "abc")
+    with pytest.raises(CourseTypeError, match=r"^texts\[1\]: expected a str, got int"):
+        check_str_list("texts", ["a", 1])
+    with pytest.raises(CourseTypeError, match=r"^texts: expected a str or a list of str, got int"):
+        check_str_list("texts", 3, what="a str or a list of str")
+
+
+def test_check_features_with_max_len_and_floating():
+    check_features("x", torch.zeros(1, 3, 4), 4, max_len=3)
+    with pytest.raises(CourseValueError, match=r"^x: expected a sequence of at most max_len=2 positions, got 3"):
+        check_features("x", torch.zeros(1, 3, 4), 4, max_len=2)
+    with pytest.raises(CourseTypeError, match=r"^x: expected a floating-point tensor, got torch.int64 of shape \(2,\)"):
+        check_floating("x", torch.zeros(2, dtype=torch.long))
+    check_length("tokens", 5, 5)
+
+
+@pytest.mark.parametrize("ids,kwargs,error,match", [
+    (torch.tensor([[0, 5]]), {}, CourseValueError, r"^ids: expected ids in \[0, 5\) \(vocab_size=5\), got ids from 0 to 5"),
+    (torch.tensor([1, 2]), {}, CourseValueError, r"^ids: expected shape \(batch, seq\), got torch.int64 of shape \(2,\) \(add a batch axis: ids\[None\]\)"),
+    (torch.ones(1, 2), {}, CourseTypeError, r"^ids: expected integer token ids \(torch.long\), got torch.float32"),
+    (torch.ones(1, 2, dtype=torch.bool), {}, CourseTypeError, r"^ids: expected integer token ids"),
+    (torch.ones(1, 2, dtype=torch.long), dict(shape=(1, 3)), CourseValueError, r"^ids: expected shape \(1, 3\) \(as the token ids\)"),
+    (torch.full((1, 2), 5), dict(size_name="type_vocab_size"), CourseValueError, r"^ids: expected ids in \[0, 5\) \(type_vocab_size=5\)"),
+])
+def test_check_token_ids(ids, kwargs, error, match):
+    check_token_ids("ids", torch.tensor([[0, 4]]), 5)
+    with pytest.raises(error, match=match):
+        check_token_ids("ids", ids, 5, **kwargs)
