@@ -169,9 +169,18 @@ def _read(path):
     return nbformat.read(str(path), as_version=4)
 
 
-def summary(notebooks: dict, source=None, csv_path=None) -> str:
-    """The report for ``{student: notebook path (or nbformat node)}``; ``source``: the instructor's
-    source notebook (its skeleton is discounted). Writes ``csv_path`` if given; returns the table."""
+def summary(notebooks, source=None, csv_path=None) -> str:
+    """The report as text; writes ``csv_path`` if given.
+
+    ``summary({student: notebook path or nbformat node}, source=<the source notebook>)``, or, from the
+    autograder, ``summary(coursedir, assignment_id)`` with nbgrader's CourseDirectory: then the
+    submissions under its ``submitted`` folder, the source under its source folder, and the CSV
+    ``similarity_<assignment>.csv`` in the course root.
+    """
+    if hasattr(notebooks, "root") and isinstance(source, str):
+        d = notebooks
+        return report(Path(d.root), source, Path(d.root) / d.source_directory / source, d.submitted_directory,
+                      csv_path)[0]
     subs = {s: solution_cells(_read(nb) if isinstance(nb, (str, Path)) else nb) for s, nb in notebooks.items()}
     skeleton = skeletons(_read(source) if isinstance(source, (str, Path)) else source) if source is not None else {}
     matches = compare(subs, skeleton)
@@ -182,6 +191,20 @@ def summary(notebooks: dict, source=None, csv_path=None) -> str:
             f"(>= {THRESHOLD:.0%} shared {N}-grams after renaming; a flag is a reason to look, not a verdict).")
 
 
+def report(root: Path, assignment: str, source_dir=None, submitted="submitted", csv_path=None) -> tuple[str, Path]:
+    """The report of a course directory: (text, the CSV's path)."""
+    folders = [Path(source_dir)] if source_dir else [root / "notebooks" / assignment, root / "source" / assignment]
+    sources = [p for f in folders for p in sorted(f.glob("*.ipynb"))]
+    found = sorted((root / submitted).glob(f"*/{assignment}/*.ipynb"))
+    if not found:
+        return f"similarity: no submissions under {root / submitted}/*/{assignment}/", None
+    many = len({p.stem for p in found}) > 1
+    notebooks = {f"{p.parts[-3]}/{p.stem}" if many else p.parts[-3]: p for p in found}
+    csv_path = Path(csv_path) if csv_path else root / f"similarity_{assignment}.csv"
+    text = summary(notebooks, sources[0] if sources else None, csv_path)
+    return text + f"\nwritten: {csv_path}", csv_path
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course_lib.grading.similarity", description=__doc__.split("\n")[0])
     parser.add_argument("assignment")
@@ -189,18 +212,9 @@ def main(argv=None) -> int:
     parser.add_argument("--source", default=None, help="the source folder (default: notebooks/ or source/)")
     parser.add_argument("--csv", default=None, help="where to write the CSV (default: similarity_<assignment>.csv)")
     args = parser.parse_args(argv)
-    root = Path(args.root)
-    folders = [Path(args.source)] if args.source else [root / "notebooks" / args.assignment, root / "source" / args.assignment]
-    sources = [p for f in folders for p in sorted(f.glob("*.ipynb"))]
-    submitted = sorted((root / "submitted").glob(f"*/{args.assignment}/*.ipynb"))
-    if not submitted:
-        print(f"no submissions under {root / 'submitted'}/*/{args.assignment}/", file=sys.stderr)
-        return 1
-    notebooks = {f"{p.parts[-3]}/{p.stem}" if len(sources) > 1 else p.parts[-3]: p for p in submitted}
-    csv_path = args.csv or root / f"similarity_{args.assignment}.csv"
-    print(summary(notebooks, sources[0] if sources else None, csv_path))
-    print(f"\nwritten: {csv_path}")
-    return 0
+    text, csv_path = report(Path(args.root), args.assignment, args.source, csv_path=args.csv)
+    print(text, file=sys.stdout if csv_path else sys.stderr)
+    return 0 if csv_path else 1
 
 
 if __name__ == "__main__":

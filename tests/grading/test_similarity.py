@@ -95,3 +95,19 @@ def test_summary_and_command_line(source, tmp_path):
     assert ("copy_of_a", "encoder", "honest_a") in flagged and ("honest_a", "encoder", "copy_of_a") in flagged
     assert not {f for f in flagged if "copy_of_a" not in f}
     assert "honest_b" in proc.stdout and similarity.THRESHOLD > 0.5
+
+
+def test_summary_from_the_autograder(source, tmp_path):
+    """autograde calls summary(coursedir, assignment_id) with nbgrader's CourseDirectory."""
+    from nbgrader.coursedir import CourseDirectory
+
+    for s in ("honest_a", "honest_b"):
+        folder = tmp_path / "submitted" / s / "07_exercise"
+        folder.mkdir(parents=True)
+        nbformat.write(notebook(source, s), folder / SOURCE.name)
+    (tmp_path / "notebooks" / "07_exercise").mkdir(parents=True)
+    nbformat.write(source, tmp_path / "notebooks" / "07_exercise" / SOURCE.name)
+    coursedir = CourseDirectory(root=str(tmp_path), source_directory="notebooks")
+    text = summary(coursedir, "07_exercise")
+    assert "honest_a" in text and "0 of 2 submissions have flagged parts" in text
+    assert (tmp_path / "similarity_07_exercise.csv").exists()
