@@ -21,6 +21,7 @@ from ..encoder import Encoder, EncoderLayer
 from ..errors import check_choice, check_int
 from ..feed_forward import PositionwiseFeedForward
 from .harness import Case
+from .mistakes import one_thread
 from .parts import PARTS, part_of_test
 
 _SEED_RE = re.compile(r"hidden_seed\s*=\s*(0[xX][0-9a-fA-F_]+|\d[\d_]*)")
@@ -217,7 +218,8 @@ def make_cases(part: str, seed: int | None = None) -> list[Case]:
     out = []
     for index, (family, build) in enumerate(FAMILIES[part]):
         entropy = (0, PARTS.index(part), index) if seed is None else (1, seed, PARTS.index(part), index)
-        sizes, kwargs, inputs, state = build(_Draw(*entropy))
+        with one_thread():
+            sizes, kwargs, inputs, state = build(_Draw(*entropy))
         label = f"{family} ({sizes})" if seed is None else f"a hidden case of the family '{family}'"
         out.append(Case(part, label, family, inputs, kwargs, state, hidden=seed is not None))
     return out

@@ -52,6 +52,18 @@ def _attention_hook(variant):
         attention_module.scaled_dot_product_attention = saved
 
 
+@contextlib.contextmanager
+def one_thread():
+    """torch on one thread: tiny tensors run faster so, and a grader that forks after this never
+    inherits a started OpenMP pool (a forked child that uses one deadlocks)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 def reference_module(case: Case, patch=None) -> nn.Module:
     """The reference module of ``case`` with the case's weights, in float64 and eval mode."""
     module = _CLASSES[case.part](**case.kwargs)
@@ -65,6 +77,11 @@ def reference_module(case: Case, patch=None) -> nn.Module:
 def reference_outputs(case: Case, patch=None, attention=None, masks=None) -> dict[str, np.ndarray]:
     """The reference's outputs on ``case``; ``patch(module)``, ``attention(sdpa) -> sdpa`` and
     ``masks(case) -> call kwargs`` put a mistake in (None: the right answer)."""
+    with one_thread():
+        return _outputs(case, patch, attention, masks)
+
+
+def _outputs(case: Case, patch, attention, masks) -> dict[str, np.ndarray]:
     t = _double(case.inputs)
     if case.part == "positional_encoding":
         table = sinusoidal_positional_encoding(case.kwargs["max_len"], case.kwargs["d_model"]).double()
