@@ -114,7 +114,8 @@ def check(part: str, candidate, hidden_seed: int | None = None) -> None:
             if message is not None:
                 raise PartFailed(part, message)
     kind = "visible" if hidden_seed is None else "hidden"
-    print(f"Part {NUMBERS[part]}: all {len(cases)} {kind} checks passed")
+    passed = f"all {len(cases)} {kind} checks" if len(cases) > 1 else f"the {kind} check"
+    print(f"Part {NUMBERS[part]}: {passed} passed")
 
 
 def _checker(part: str, doc: str):
