@@ -144,7 +144,10 @@ class DemoClass:
             raise RuntimeError(why)
         t0 = time.monotonic()
         if self.base is None:
-            self.base = Path(tempfile.mkdtemp(prefix="course-hub-"))
+            # under /srv like a course server's /srv/nbgrader/exchange (and not /tmp, which the
+            # grader's sandbox covers with a private tmpfs: an environment there would vanish)
+            parent = "/srv" if os.path.isdir("/srv") else None
+            self.base = Path(tempfile.mkdtemp(prefix="course-hub-", dir=parent))
         self.base.chmod(0o755)
         self._close_checkout()
         self._step("environment", self._make_environment)
@@ -171,12 +174,15 @@ class DemoClass:
         system), course_lib copied in as a regular install, scripts pointed at the copy's python.
         When the interpreter the venv was made from is private (pyenv under /root, say), it is
         linked out the same way and its libraries are found through LD_LIBRARY_PATH."""
-        base_prefix = Path(subprocess.run([str(VENV / "bin" / "python"), "-c", "import sys; print(sys.base_prefix)"],
-                                          check=True, capture_output=True, text=True).stdout.strip())
+        probe = subprocess.run([str(VENV / "bin" / "python"), "-c",
+                                "import sys; print(sys.base_prefix); print('python%d.%d' % sys.version_info[:2])"],
+                               check=True, capture_output=True, text=True).stdout.split()
+        base_prefix, lib = Path(probe[0]), f"lib/{probe[1]}"
         _link_tree(VENV, self.env)
         if not _world_reachable(base_prefix):
             python = self.base / "python"
-            _link_tree(base_prefix, python)
+            # the interpreter and its standard library (not its own site-packages: a venv ignores them)
+            _link_tree(base_prefix, python, skip=(f"{lib}/site-packages", f"{lib}/test"))
             self.library_path = str(python / "lib")
             for link in (self.env / "bin").iterdir():
                 if link.is_symlink() and os.readlink(link).startswith(str(base_prefix)):
@@ -381,6 +387,12 @@ c.JupyterHub.load_roles = [{{"name": "course-admin", "services": ["course-admin"
         return self.run_as(self.instructor, [str(self.env / "bin" / "nbgrader"), *args],
                            cwd=self.course_dir(), timeout=timeout)
 
+    def chown_course(self) -> None:
+        """What grading as root wrote into the course directory goes back to the instructor (the
+        README's `sudo chown -R "$USER:" ~/course` after `sudo ... autograde`)."""
+        acc = self.accounts[self.instructor]
+        subprocess.run(["chown", "-R", f"{acc.uid}:{acc.gid}", str(self.course_dir())], check=True)
+
     # ---- tear-down ---------------------------------------------------------------------------
     def stop(self) -> None:
         """Stop everything the class started and remove what it made (every step runs)."""
@@ -437,7 +449,7 @@ c.JupyterHub.load_roles = [{{"name": "course-admin", "services": ["course-admin"
 
     def _remove_files(self) -> None:
         if self.base is not None and self.base.exists():
-            shutil.rmtree(self.base)
+            _remove_tree(self.base)
 
     def _reopen_checkout(self) -> None:
         if self._repo_mode is not None:
@@ -445,13 +457,33 @@ c.JupyterHub.load_roles = [{{"name": "course-admin", "services": ["course-admin"
             self._repo_mode = None
 
 
-def _link_tree(src: Path, dst: Path) -> None:
-    """`dst`: a copy of `src` made of hard links (a real copy across file systems)."""
-    try:
-        subprocess.run(["cp", "-al", str(src), str(dst)], check=True, capture_output=True)
-    except subprocess.CalledProcessError:
-        shutil.rmtree(dst, ignore_errors=True)
-        subprocess.run(["cp", "-a", str(src), str(dst)], check=True)
+def _link_tree(src: Path, dst: Path, skip: tuple[str, ...] = ()) -> None:
+    """`dst`: a copy of `src` made of hard links (a real copy across file systems), without the
+    folders `skip` (paths relative to `src`)."""
+    if not skip:
+        try:
+            subprocess.run(["cp", "-al", str(src), str(dst)], check=True, capture_output=True)
+            return
+        except subprocess.CalledProcessError:
+            _remove_tree(dst)
+    for top, dirs, files in os.walk(src):
+        rel = Path(top).relative_to(src)
+        dirs[:] = [d for d in dirs if (rel / d).as_posix() not in skip]
+        (dst / rel).mkdir(parents=True, exist_ok=True)
+        shutil.copystat(top, dst / rel)
+        for name in dirs + files:
+            s, d = Path(top) / name, dst / rel / name
+            if s.is_symlink():
+                d.symlink_to(os.readlink(s))
+            elif name in files:
+                try:
+                    os.link(s, d)
+                except OSError:
+                    shutil.copy2(s, d)
+
+
+def _remove_tree(path: Path) -> None:
+    subprocess.run(["rm", "-rf", "--one-file-system", str(path)], check=False)
 
 
 def _world_reachable(path: Path) -> bool:
