@@ -20,13 +20,9 @@ Options (also settable in nbgrader_config.py as ``c.SandboxGrader.<name>``): ``-
 from __future__ import annotations
 
 import glob
-import json
 import os
 import re
-import select
-import signal
 import sys
-import tempfile
 import time
 
 from nbformat.v4 import new_output
@@ -42,9 +38,8 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Igno
 from traitlets import Float, Integer, List, Unicode
 from traitlets.config import Configurable
 
-import course_lib
-
 from . import runner, sandbox
+from .pool import ClassGrader
 
 _RESULTS: dict = {}          # (student, notebook) -> {part: {"passed": bool, "message": str}}
 
@@ -52,33 +47,25 @@ _RESULTS: dict = {}          # (student, notebook) -> {part: {"passed": bool, "m
 class SandboxGrader(Configurable):
     """Limits of the sandboxed grader (``c.SandboxGrader.*`` in nbgrader_config.py)."""
 
-    jobs = Integer(2, help="Submissions graded in parallel (one process each).").tag(config=True)
+    jobs = Integer(2, help="Submissions graded in parallel (one sandbox zygote each).").tag(config=True)
     part_timeout = Float(20.0, help="Wall-clock seconds for one part (its cell and all its cases).").tag(config=True)
     student_timeout = Float(300.0, help="Wall-clock seconds for one whole submission (a safety net).").tag(config=True)
-    memory_mb = Integer(2048, help="Address space a part may add, MiB.").tag(config=True)
+    memory_mb = Integer(2048, help="Memory of one part, MiB (cgroup as root; address space otherwise).").tag(config=True)
     cpu_seconds = Integer(40, help="CPU seconds of one part.").tag(config=True)
-    max_processes = Integer(64, help="RLIMIT_NPROC of the sandbox user.").tag(config=True)
+    max_processes = Integer(8, help="cgroup pids.max of one part (as root; seccomp allows one process anyway).").tag(
+        config=True)
+    tmp_mb = Integer(16, help="Size of a part's private /tmp, MiB.").tag(config=True)
     uid = Integer(65534, help="Unprivileged uid the student's code runs as (when the grader is root).").tag(config=True)
     gid = Integer(65534, help="Its gid.").tag(config=True)
-    level = Unicode("auto", help="root (uid drop + namespaces), userns (namespaces as a normal user), "
-                                 "rlimits (limits only), or auto (the strongest available).").tag(config=True)
-    hide = List(Unicode(), help="More directories the student's code must not see.").tag(config=True)
+    level = Unicode("auto", help="root, userns, uid, rlimits, or auto (the strongest available); see the README."
+                    ).tag(config=True)
+    hide = List(Unicode(), help="Ignored (kept for old configs): the sandbox shows a part an allow-list of "
+                                "directories, nothing else.").tag(config=True)
 
-    def options(self, coursedir, exchange_root: str | None = None) -> sandbox.SandboxOptions:
-        """What the student's code must not see (the course, temp and home directories, the exchange,
-        the gradebook) and what it needs (Python, the virtual environment, course_lib), read-only."""
-        hide = [coursedir.root, "/tmp", "/var/tmp", "/dev/shm", "/root", "/home", tempfile.gettempdir(), *self.hide]
-        if exchange_root:
-            hide.append(exchange_root)
-        db = coursedir.db_url
-        if db.startswith("sqlite:///"):
-            path = os.path.realpath(db[len("sqlite:///"):])
-            if not any(path.startswith(os.path.realpath(h).rstrip("/") + "/") for h in hide if os.path.exists(h)):
-                hide.append(path)
-        keep = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(course_lib.__file__)]
+    def options(self) -> sandbox.SandboxOptions:
         return sandbox.SandboxOptions(timeout=self.part_timeout, memory_mb=self.memory_mb,
                                       cpu_seconds=self.cpu_seconds, max_processes=self.max_processes,
-                                      uid=self.uid, gid=self.gid, hide=hide, keep=keep, level=self.level)
+                                      tmp_mb=self.tmp_mb, uid=self.uid, gid=self.gid, level=self.level)
 
 
 class InjectSandboxResults(NbGraderPreprocessor):
@@ -97,7 +84,7 @@ class InjectSandboxResults(NbGraderPreprocessor):
         if result is None:
             message = "this test cell was not graded by the sandboxed grader"
             cell.outputs = [_error(message)]
-        elif result["passed"]:
+        elif result["status"] == "passed":
             cell.outputs = [new_output("stream", name="stdout",
                                        text=f"Graded in a sandbox: {result['message']}\n")]
         else:
@@ -135,81 +122,24 @@ def _needs_grading(coursedir, force: bool, assignment_id: str, student: str) -> 
     return new is not None and old is not None and new > old
 
 
-def grade_all(jobs: list, opts: sandbox.SandboxOptions, level: str, n_jobs: int, student_timeout: float,
-              log=None, record=None) -> dict:
-    """Grade [(student, notebook, path)] with ``n_jobs`` processes; {(student, notebook): {part: result}}.
-
-    ``record(student, results)``, when given, runs in the same process right after a student's parts
-    are graded (the gradebook and the autograded notebook), so recording overlaps other students' grading.
-    """
-    import torch
-    torch.set_num_threads(1)
-    cases = runner.all_cases()                                   # computed once, shared by every fork
-    by_student: dict = {}
-    for student, notebook, path in jobs:
-        by_student.setdefault(student, []).append((notebook, path))
-    queue = list(by_student.items())
-    running: dict = {}                                           # fd -> (pid, student, notebooks, chunks, start)
-    results: dict = {}
-    while queue or running:
-        while queue and len(running) < max(1, n_jobs):
-            student, notebooks = queue.pop(0)
-            r, w = os.pipe()
-            pid = os.fork()
-            if pid == 0:                                         # one grader process per student
-                code = 0
-                results.clear()                                  # other students' verdicts: not here
-                queue.clear()
-                try:
-                    os.close(r)
-                    out = {}
-                    for notebook, path in notebooks:
-                        res = runner.grade_notebook(path, opts, level, cases)
-                        out[notebook] = {p: {"passed": v.passed, "message": v.message, "seconds": v.seconds}
-                                         for p, v in res.items()}
-                    if record is not None:
-                        record(student, {(student, nb): parts for nb, parts in out.items()})
-                    sandbox._write_all(w, json.dumps(out).encode())
-                except BaseException:                            # noqa: BLE001
-                    code = 1
-                finally:
-                    os._exit(code)
-            os.close(w)
-            running[r] = (pid, student, notebooks, [], time.monotonic())
-        ready, _, _ = select.select(list(running), [], [], 0.5)
-        for fd in ready:
-            chunk = os.read(fd, 1 << 20)
-            if chunk:
-                running[fd][3].append(chunk)
-                continue
-            pid, student, notebooks, chunks, _ = running.pop(fd)
-            os.close(fd)
-            os.waitpid(pid, 0)
-            _collect(results, student, notebooks, b"".join(chunks), log)
-        now = time.monotonic()
-        for fd, (pid, student, notebooks, chunks, start) in list(running.items()):
-            if now - start > student_timeout:                     # a safety net; parts have their own
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                os.close(fd)
-                running.pop(fd)
-                _collect(results, student, notebooks, b"", log)
-    return results
-
-
-def _collect(results, student, notebooks, data: bytes, log) -> None:
+def hidden_source(coursedir, assignment_id: str, notebook_id: str):
+    """The test cells' sources as the gradebook stores them (the hidden-test blocks included), as a
+    notebook-like dict; else the source notebook; else None (then only the visible cases are graded)."""
     try:
-        out = json.loads(data.decode())
-    except ValueError:
-        out = {}
-    for notebook, _ in notebooks:
-        parts = out.get(notebook)
-        if parts is None:
-            if log:
-                log.error("Grading %s/%s failed; every part scores 0", student, notebook)
-            parts = {p: {"passed": False, "message": f"{p}: the grader could not grade this submission."}
-                     for p in runner.PARTS}
-        results[(student, notebook)] = parts
+        from nbgrader.api import Gradebook
+        with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
+            nb = gb.find_notebook(notebook_id, assignment_id)
+            cells = [{"metadata": {"nbgrader": {"grade_id": c.name}}, "source": c.source or ""}
+                     for c in nb.source_cells]
+        if any("BEGIN HIDDEN TESTS" in c["source"] for c in cells):
+            return {"cells": cells}
+    except Exception:                                        # noqa: BLE001 (no gradebook entry yet)
+        pass
+    path = os.path.join(coursedir.format_path(coursedir.source_directory, ".", assignment_id), notebook_id + ".ipynb")
+    if os.path.isfile(path) and not os.path.islink(path):
+        import nbformat
+        return nbformat.read(path, as_version=4)
+    return None
 
 
 class SandboxAutogradeApp(AutogradeApp):
@@ -222,8 +152,7 @@ class SandboxAutogradeApp(AutogradeApp):
     def _classes_default(self):
         return [*super()._classes_default(), SandboxGrader]
 
-    def start(self) -> None:
-        NbGrader.start(self)
+    def _assignment(self) -> None:
         if len(self.extra_args) > 1:
             self.fail("Only one argument (the assignment id) may be specified")
         elif len(self.extra_args) == 1 and self.coursedir.assignment_id != "":
@@ -232,18 +161,19 @@ class SandboxAutogradeApp(AutogradeApp):
             self.fail("An assignment id must be specified, either as an argument or with --assignment")
         elif len(self.extra_args) == 1:
             self.coursedir.assignment_id = self.extra_args[0]
+
+    def start(self) -> None:
+        NbGrader.start(self)
+        self._assignment()
         settings = SandboxGrader(parent=self)
-        exchange_root = None
-        try:
-            exchange_root = self.config.Exchange.root if "root" in self.config.Exchange else "/srv/nbgrader/exchange"
-        except Exception:                                        # noqa: BLE001
-            pass
-        opts = settings.options(self.coursedir, exchange_root)
         level = sandbox.detect_level(settings.level)
-        if level in ("rlimits", "uid"):
-            self.log.warning("No namespaces available (sandbox level %r): student code cannot be hidden from the "
-                             "course directory or the network (run as root where mount and network namespaces "
-                             "are allowed, or enable unprivileged user namespaces, for the full sandbox)", level)
+        grader = ClassGrader(level, settings.options(), settings.jobs, settings.student_timeout)
+        try:
+            self._grade(grader, level, settings)
+        finally:
+            grader.close()
+
+    def _jobs(self) -> list:
         force = bool(self.config.Autograde.get("force", False) or self.config.BaseConverter.get("force", False))
         found = find_submissions(self.coursedir, self.coursedir.assignment_id, self.coursedir.student_id,
                                  self.coursedir.notebook_id)
@@ -255,7 +185,21 @@ class SandboxAutogradeApp(AutogradeApp):
         if len(jobs) < len(found):
             self.log.info("Skipping %d submission(s) autograded already (use --force to grade them again)",
                           len(found) - len(jobs))
-        self.log.info("Grading %d notebook(s) in a sandbox (%s), %d at a time", len(jobs), level, settings.jobs)
+        return jobs
+
+    def _grade(self, grader, level: str, settings) -> None:
+        jobs = self._jobs()
+        notebook_ids = sorted({nb for _, nb, _ in jobs})
+        source = hidden_source(self.coursedir, self.coursedir.assignment_id, notebook_ids[0]) if jobs else None
+        if source is None:
+            self.log.warning("No hidden tests found (gradebook or source notebook): grading the visible cases only")
+        cases, wants = runner.all_cases(source)
+        info = grader.ready()
+        self.log.info("Grading %d notebook(s), %d at a time, in a sandbox: level %s, cgroup %s, seccomp %s",
+                      len(jobs), settings.jobs, level, info.get("cgroup") or "none", info.get("seccomp"))
+        if level in ("rlimits", "uid"):
+            self.log.warning("Sandbox level %r: no namespaces, so a part sees the machine's files (Python's own "
+                             "file functions are refused, native ones are not): see the README", level)
         self.config.Autograde.autograde_preprocessors = [
             InjectSandboxResults, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
             AssignLatePenalties, CheckCellMetadata]
@@ -270,21 +214,42 @@ class SandboxAutogradeApp(AutogradeApp):
             Autograde(coursedir=self.coursedir, parent=self).start()
 
         start = time.monotonic()
-        results = grade_all(jobs, opts, level, settings.jobs, settings.student_timeout, self.log, record)
+        root = os.path.join(self.coursedir.root, self.coursedir.submitted_directory)
+        results, invalid = grader.grade(jobs, cases, wants, root, self.log, record)
         self.log.info("Sandboxed grading and recording took %.1f s", time.monotonic() - start)
-        failed = sorted({s for (s, _), parts in results.items()
-                         if any("could not grade" in p["message"] for p in parts.values())})
         self.coursedir.student_id = pattern
+        for (student, notebook), why in sorted(invalid.items()):
+            self.log.warning("Not graded, not recorded: %s/%s is not a valid submission: %s", student, notebook, why)
+        _similarity_summary(self, results)
+        failed = sorted({s for (s, _), parts in results.items() if any(v["status"] == "error" for v in parts.values())})
         if failed:
-            # a grader process died (not a submission's fault: those stay in the sandbox); record zeros
-            # with the reason through nbgrader, once, here
+            # the grader failed (never a submission's doing: those are "failed"); record zeros with the reason
             for student in failed:
-                try:
-                    record(student, {k: v for k, v in results.items() if k[0] == student})
-                except NbGraderException:
-                    pass
+                if not any(k[0] == student for k in invalid):
+                    try:
+                        record(student, {k: v for k, v in results.items() if k[0] == student})
+                    except NbGraderException:
+                        pass
             self.log.error("Could not grade: %s", ", ".join(failed))
             sys.exit(1)
+
+
+def _similarity_summary(app, results: dict) -> None:
+    """EXERCISE's similarity report of the solution cells, when it exists (a flag to look at, never a penalty)."""
+    try:
+        from . import similarity
+    except ImportError:
+        return
+    summary = getattr(similarity, "summary", None)
+    if summary is None:
+        return
+    try:
+        text = summary(app.coursedir, app.coursedir.assignment_id)
+    except Exception as e:                                   # noqa: BLE001 (a report must not fail the run)
+        app.log.warning("The similarity report failed: %s: %s", type(e).__name__, e)
+        return
+    if text:
+        app.log.info("%s", text)
 
 
 def main(argv=None) -> None:

@@ -1,46 +1,86 @@
-"""Grade the parts of one submitted notebook: extract, check the rules, run sandboxed, judge.
+"""Grade the parts of one submitted notebook: read it safely, check the rules, run each part in the
+zygote's sandbox, judge the arrays that come back.
 
-``execute`` is what runs *inside* the sandbox (the only code here that touches student code);
-everything else runs in the grader's process and only reads JSON and .npy arrays.
+Everything here runs in the grader, which never runs student code: the part's outputs come back as
+JSON and .npy arrays and are compared with course_lib's reference (:mod:`.judging`). A verdict is a
+:class:`PartResult` whose ``status`` is structured ("passed", "failed": the submission's doing,
+"error": the grader's): nothing a student writes in a message can turn one into another.
 """
 
 from __future__ import annotations
 
-import builtins
-import math
-import sys
-from dataclasses import dataclass
+import os
+import stat
+from dataclasses import dataclass, fields
 
 import nbformat
-import numpy as np
-import torch
-import torch.nn.functional as F
-from torch import nn
-from torch.overrides import TorchFunctionMode
 
-import course_lib
-from course_lib import checks
-from course_lib.checks import DEPENDENCIES, NAMES, PARTS, REFERENCES
+from . import policy, references, sandbox, wire
+from .cases import hidden_seeds, make_cases
+from .judging import expected, judge_case
+from .parts import NAMES, PARTS, part_of_test
 
-from . import policy, sandbox
+MAX_NOTEBOOK_BYTES = 20 << 20
 
-CELL_FILE = "<submission:{}>"
-_TORCH_DIR = torch.__file__.rsplit("/", 1)[0] + "/"
-_COURSE_DIR = course_lib.__file__.rsplit("/", 1)[0] + "/"
-_WATCH = ("scaled_dot_product", "multi_head_attention", "transformer_encoder", "native_multi_head",
-          "flash_attention", "efficient_attention")
+__all__ = ["PartResult", "part_of_test", "read_notebook", "solution_sources", "all_cases", "grade_sources"]
 
 
-def part_of_test(grade_id: str) -> str | None:
-    """``test_<part>`` or ``test_<part>_<anything>`` -> part (the longest part name that fits)."""
-    for part in sorted(PARTS, key=len, reverse=True):
-        if grade_id == f"test_{part}" or grade_id.startswith(f"test_{part}_"):
-            return part
+@dataclass
+class PartResult:
+    status: str                   # "passed" | "failed" (the submission's doing) | "error" (the grader's)
+    message: str
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    def as_dict(self) -> dict:
+        return {"status": self.status, "passed": self.passed, "message": self.message, "seconds": self.seconds}
+
+
+# ------------------------------------------------------------------ the submission
+
+def symlink_in(path: str, root: str) -> str | None:
+    """The first symbolic link on the way from ``root`` to ``path``, or inside ``path``'s folder."""
+    rel = os.path.relpath(path, root)
+    if rel.startswith(".."):
+        return path
+    cur = root
+    for piece in rel.split(os.sep):
+        cur = os.path.join(cur, piece)
+        if os.path.islink(cur):
+            return cur
+    for folder, dirs, files in os.walk(os.path.dirname(path), followlinks=False):
+        for name in dirs + files:
+            if os.path.islink(os.path.join(folder, name)):
+                return os.path.join(folder, name)
     return None
 
 
+def read_notebook(path: str, root: str):
+    """(notebook, None) or (None, why it is not a valid submission). Links are never followed."""
+    link = symlink_in(path, root)
+    if link is not None:
+        return None, f"the submission contains a symbolic link ({os.path.relpath(link, root)}), which is not followed"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as e:
+        return None, f"the notebook could not be opened ({e.strerror})"
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_NOTEBOOK_BYTES:
+            return None, "the notebook is not a regular file of at most 20 MiB"
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return nbformat.reads(f.read().decode("utf-8"), as_version=4), None
+    except Exception as e:                                  # noqa: BLE001
+        return None, f"the notebook could not be read ({type(e).__name__})"
+    finally:
+        os.close(fd)
+
+
 def solution_sources(nb) -> dict[str, str]:
-    """The solution cells of the six parts, by grade_id (the last copy wins, as nbgrader's DeduplicateIds)."""
+    """The solution cells of the graded parts, by grade_id (the last copy wins, as nbgrader's DeduplicateIds)."""
     found = {}
     for cell in nb.cells:
         meta = cell.get("metadata", {}).get("nbgrader", {})
@@ -51,174 +91,75 @@ def solution_sources(nb) -> dict[str, str]:
     return found
 
 
-# ------------------------------------------------------------------ inside the sandbox
+# ------------------------------------------------------------------ the cases
 
-def _from_submission() -> bool:
-    f = sys._getframe(2)
-    while f is not None:
-        name = f.f_code.co_filename
-        if name.startswith("<submission:"):
-            return True
-        if name.startswith(_COURSE_DIR):
-            return False                       # a reference dependency (e.g. EncoderLayer's fused path)
-        f = f.f_back
-    return False
+def all_cases(notebook=None) -> tuple[dict, dict]:
+    """({part: visible + hidden cases}, {part: the reference's outputs per case}); hidden cases come from
+    the seeds in ``notebook``'s hidden-test blocks (the source notebook or the gradebook's cells)."""
+    seeds = hidden_seeds(notebook) if notebook is not None else {}
+    cases = {p: make_cases(p) + (make_cases(p, seeds[p]) if p in seeds else []) for p in PARTS}
+    wants = {p: [expected(c) for c in cs] for p, cs in cases.items()}
+    return cases, wants
 
 
-class _Spy(TorchFunctionMode):
-    """Refuses torch's ready-made attention when called from the submission's own code."""
-
-    def __init__(self, seen: list):
-        super().__init__()
-        self.seen = seen
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        name = getattr(func, "__name__", "") or ""
-        if any(w in name for w in _WATCH) and _from_submission():
-            self.seen.append(name)
-            raise RuntimeError(f"{name} is torch's ready-made attention; this part must compute it explicitly")
-        return func(*args, **(kwargs or {}))
-
-
-def _boom(*args, **kwargs):
-    raise RuntimeError("this calls course_lib's reference implementation of the part being graded")
+def request(part: str, source: str, cases: list, opts: sandbox.SandboxOptions, read_roots=(), **extra):
+    """The zygote request for one part: (header, arrays)."""
+    arrays: list = []
+    made: dict = {}
+    encoded = [wire.encode({f.name: getattr(c, f.name) for f in fields(c)}, arrays, made) for c in cases]
+    modules, exports = references.for_part(part)
+    header = dict(part=part, name=NAMES[part], source=source, cases=encoded, deps=[list(m) for m in modules],
+                  exports={k: list(v) for k, v in exports.items()}, timeout=opts.timeout,
+                  memory_mb=opts.memory_mb, cpu_seconds=opts.cpu_seconds, max_file_mb=opts.max_file_mb,
+                  tmp_mb=opts.tmp_mb, uid=opts.uid, gid=opts.gid, cgroup_pids=opts.max_processes,
+                  read_roots=list(read_roots))
+    header.update(extra)
+    return header, arrays
 
 
-def _tripwire(part: str) -> None:
-    ref = REFERENCES[part]
-    if isinstance(ref, type):
-        ref.__init__ = _boom
-        ref.forward = _boom
-    else:
-        ref.__code__ = _boom.__code__
+# ------------------------------------------------------------------ grading
 
-
-def _fmt(e: BaseException) -> str:
-    try:
-        text = f"{type(e).__name__}: {e}"
-    except BaseException:                                   # noqa: BLE001 (a hostile __str__)
-        text = type(e).__name__
-    if isinstance(e, NotImplementedError):
-        text += " (not implemented yet?)"
-    return text[:600]
-
-
-def execute(part: str, source: str, cases: list, write_fd: int) -> None:
-    """Inside the sandbox: define the part from ``source``, run every case, send the arrays."""
-    torch.set_num_threads(1)
-    _tripwire(part)
-    seen: list = []
-    header = {"part": part, "cell_error": None, "cases": [], "delegated": seen}
-    arrays = []
-    ns = {"__name__": "__submission__", "__builtins__": builtins, "math": math, "torch": torch, "nn": nn,
-          "F": F, "np": np}
-    for dep in DEPENDENCIES[part]:
-        ns[NAMES[dep]] = REFERENCES[dep]
-    spy = _Spy(seen)
-    spy.__enter__()
-    try:
-        exec(compile(source, CELL_FILE.format(part), "exec"), ns)
-    except BaseException as e:                              # noqa: BLE001 (SystemExit, KeyboardInterrupt too)
-        header["cell_error"] = "the solution cell raised " + _fmt(e)
-    for dep in DEPENDENCIES[part]:                          # the other parts are always course_lib's
-        ns[NAMES[dep]] = REFERENCES[dep]
-    candidate = ns.get(NAMES[part])
-    if header["cell_error"] is None and candidate is None:
-        header["cell_error"] = f"the solution cell does not define {NAMES[part]}"
-    if header["cell_error"] is None:
-        for case in cases:
-            entry = {"error": None, "keys": []}
-            try:
-                out = checks.run_case(case, candidate)
-                entry["keys"] = list(out)
-                arrays.extend(out.values())
-            except checks.ResultError as e:
-                entry["error"] = str(e)[:600]
-            except BaseException as e:                      # noqa: BLE001
-                entry["error"] = "raised " + _fmt(e)
-            header["cases"].append(entry)
-    header["delegated"] = list(seen)
-    sandbox.send(write_fd, header, arrays)
-
-
-# ------------------------------------------------------------------ in the grader
-
-@dataclass
-class PartResult:
-    passed: bool
-    message: str
-    seconds: float = 0.0
-
-
-def judge(part: str, cases: list, outcome: sandbox.Outcome) -> PartResult:
-    if outcome.failure:
-        return PartResult(False, f"{part}: {outcome.failure}", outcome.seconds)
+def judge(part: str, cases: list, wants: list, outcome: sandbox.Outcome) -> PartResult:
+    if outcome.status != "ok":
+        status = "error" if outcome.status == "grader" else "failed"
+        return PartResult(status, f"{part}: {outcome.failure}", outcome.seconds)
     h, arrays = outcome.header, list(outcome.arrays)
     try:
-        if h.get("delegated"):
-            names = sorted({str(x) for x in h["delegated"]})
-            return PartResult(False, f"{part}: calls {', '.join(names)}, torch's ready-made attention; "
-                                     "this part must compute attention explicitly.", outcome.seconds)
         if h.get("cell_error"):
-            return PartResult(False, f"{part}: {str(h['cell_error'])[:600]}", outcome.seconds)
+            return PartResult("failed", f"{part}: {str(h['cell_error'])[:600]}", outcome.seconds)
         entries = h.get("cases")
         if not isinstance(entries, list) or len(entries) != len(cases):
             raise ValueError("wrong number of cases")
-        for case, entry in zip(cases, entries):
-            keys = [str(k) for k in entry.get("keys", [])]
-            outputs = {}
-            for k in keys:
-                outputs[k] = arrays.pop(0).astype(np.float64)
+        for case, want, entry in zip(cases, wants, entries):
+            outputs = {str(k): arrays.pop(0).astype("float64") for k in entry.get("keys", [])}
             err = entry.get("error")
-            message = checks.judge_case(case, outputs, None if err is None else str(err)[:600])
+            message = judge_case(case, outputs, None if err is None else str(err)[:600], want=want)
             if message is not None:
-                return PartResult(False, message, outcome.seconds)
-    except Exception as e:                                  # noqa: BLE001 (malformed results)
-        return PartResult(False, f"{part}: the results could not be read ({type(e).__name__}).", outcome.seconds)
+                return PartResult("failed", message, outcome.seconds)
+    except Exception as e:                                  # noqa: BLE001 (malformed results: the part's doing)
+        return PartResult("failed", f"{part}: the results could not be read ({type(e).__name__}).", outcome.seconds)
     n_hidden = sum(c.hidden for c in cases)
-    return PartResult(True, f"{part}: all {len(cases)} checks passed ({len(cases) - n_hidden} visible, "
-                            f"{n_hidden} hidden).", outcome.seconds)
+    return PartResult("passed", f"{part}: all {len(cases)} checks passed ({len(cases) - n_hidden} visible, "
+                                f"{n_hidden} hidden).", outcome.seconds)
 
 
-def grade_sources(sources: dict, opts: sandbox.SandboxOptions, level: str, cases_by_part: dict,
-                  parts=PARTS) -> dict:
+def grade_sources(sources: dict, zygote: sandbox.Zygote, cases: dict, wants: dict,
+                  opts: sandbox.SandboxOptions, parts=PARTS) -> dict:
     """{part: PartResult} for the solution sources of one notebook."""
     results = {}
     for part in parts:
         if part not in sources:
-            results[part] = PartResult(False, f"{part}: the solution cell '{part}' is missing from the submission.")
+            results[part] = PartResult("failed", f"{part}: the solution cell '{part}' is missing from the submission.")
             continue
         rule = policy.check_source(sources[part])
         if rule:
-            results[part] = PartResult(False, f"{part}: the solution cell {rule} No points for this part.")
+            results[part] = PartResult("failed", f"{part}: the solution cell {rule} No points for this part.")
             continue
-        outcome = sandbox.run(lambda fd, p=part: execute(p, sources[p], cases_by_part[p], fd), opts, level)
-        results[part] = outcome
-    # judged only now: the expected outputs must not be in memory while any sandbox is forked
-    for part, outcome in results.items():
-        if isinstance(outcome, sandbox.Outcome):
-            results[part] = judge(part, cases_by_part[part], outcome)
+        header, arrays = request(part, sources[part], cases[part], opts, zygote.read_roots)
+        results[part] = judge(part, cases[part], wants[part], zygote.run(header, arrays))
     return results
 
 
-def grade_notebook(path: str, opts: sandbox.SandboxOptions, level: str, cases_by_part: dict) -> dict:
-    try:
-        nb = nbformat.read(path, as_version=4)
-    except Exception as e:                                  # noqa: BLE001
-        return {p: PartResult(False, f"{p}: the notebook could not be read ({type(e).__name__}).") for p in PARTS}
-    return grade_sources(solution_sources(nb), opts, level, cases_by_part)
-
-
-def all_cases(warm: bool = True) -> dict:
-    """Every case of every part (inputs and weights only: the reference outputs are computed after the
-    sandboxes of a submission have run, so that no sandbox inherits them in its memory)."""
-    out = {}
-    for part in PARTS:
-        out[part] = checks.make_cases(part)
-    if warm:                              # run every case once here, so that the forks start warm
-        seen: list = []
-        with _Spy(seen):
-            for part in PARTS:
-                for c in out[part]:
-                    checks.run_case(c, REFERENCES[part])
-    return out
+def invalid(message: str, parts=PARTS) -> dict:
+    """Every part fails with ``message`` (a submission that cannot be graded: the student's doing)."""
+    return {p: PartResult("failed", f"{p}: {message}") for p in parts}

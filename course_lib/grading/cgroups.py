@@ -1,0 +1,186 @@
+"""One cgroup per part: the memory and the number of processes of the part as a whole are capped.
+
+Loaded by the zygote by file path (standard library only); used only when the grader is root.
+cgroup v2 (``memory.max``, ``memory.swap.max``, ``pids.max``, ``cgroup.kill``) where its memory
+controller is available, else cgroup v1 (``memory.limit_in_bytes`` and ``pids.max`` in their own
+hierarchies). The zygote opens the base directories before it leaves the host's file system
+(``pivot_root``) and works through those descriptors afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+
+def _read(path: str, dir_fd: int | None = None) -> str:
+    fd = os.open(path, os.O_RDONLY, dir_fd=dir_fd)
+    try:
+        return os.read(fd, 1 << 16).decode()
+    finally:
+        os.close(fd)
+
+
+def _write(path: str, text: str, dir_fd: int | None = None) -> None:
+    fd = os.open(path, os.O_WRONLY, dir_fd=dir_fd)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def _mounts() -> tuple[str | None, dict]:
+    """(the cgroup2 mount point, {v1 controller: (mount point, mount root)})."""
+    v2, v1 = None, {}
+    for line in _read("/proc/self/mountinfo").splitlines():
+        left, _, right = line.partition(" - ")
+        fields, tail = left.split(), right.split()
+        if len(fields) < 5 or len(tail) < 3:
+            continue
+        if tail[0] == "cgroup2":
+            v2 = fields[4]
+        elif tail[0] == "cgroup":
+            for c in ("memory", "pids"):
+                if c in tail[2].split(","):
+                    v1[c] = (fields[4], fields[3])
+    return v2, v1
+
+
+def _own() -> dict:
+    """{controller or "": this process's cgroup path} from /proc/self/cgroup."""
+    out = {}
+    for line in _read("/proc/self/cgroup").splitlines():
+        _, controllers, path = line.split(":", 2)
+        for c in controllers.split(",") if controllers else [""]:
+            out[c] = path
+    return out
+
+
+def _mkbase(parent: str, name: str) -> int:
+    path = os.path.join(parent, name)
+    os.mkdir(path, 0o700)
+    return os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+
+
+class Cgroups:
+    """Base cgroup(s) of one zygote: ``{controller: (directory fd, parent path)}``, v1 or v2."""
+
+    def __init__(self, version: int, bases: dict):
+        self.version, self.bases, self.count = version, bases, 0
+
+    @classmethod
+    def open(cls, name: str) -> "Cgroups | None":
+        """The strongest cgroup set-up this machine allows, or None (not root, no controllers)."""
+        if os.geteuid() != 0:
+            return None
+        v2, v1 = _mounts()
+        own = _own()
+        for make in (cls._v2, cls._v1):
+            try:
+                found = make(name, v2, v1, own)
+            except OSError:
+                found = None
+            if found is not None:
+                return found
+        return None
+
+    @classmethod
+    def _v2(cls, name, v2, v1, own):
+        if v2 is None or "memory" not in _read(os.path.join(v2, "cgroup.controllers")).split():
+            return None
+        for parent in (v2 + own.get("", "/").rstrip("/"), v2):
+            try:
+                _write(os.path.join(parent, "cgroup.subtree_control"), "+memory +pids")
+                fd = _mkbase(parent, name)
+                _write("cgroup.subtree_control", "+memory +pids", dir_fd=fd)
+                return cls(2, {"": (fd, os.path.join(parent, name))})
+            except OSError:
+                continue
+        return None
+
+    @classmethod
+    def _v1(cls, name, v2, v1, own):
+        if "memory" not in v1:
+            return None
+        bases = {}
+        for c, (point, root) in v1.items():
+            rel = own.get(c, "/")
+            rel = rel[len(root):] if root != "/" and rel.startswith(root) else rel
+            parent = point + rel.rstrip("/")
+            bases[c] = (_mkbase(parent, name), os.path.join(parent, name))
+        return cls(1, bases)
+
+    def part(self, memory_mb: int, pids: int) -> "PartCgroup":
+        self.count += 1
+        name = f"part-{self.count}"
+        made = []
+        for c, (fd, _) in self.bases.items():
+            os.mkdir(name, 0o700, dir_fd=fd)
+            made.append(fd)
+        limits = {"memory.max": f"{memory_mb}M", "memory.swap.max": "0", "pids.max": str(pids),
+                  "memory.limit_in_bytes": f"{memory_mb}M", "memory.memsw.limit_in_bytes": f"{memory_mb}M"}
+        for fd in made:
+            for key, value in limits.items():
+                try:
+                    _write(f"{name}/{key}", value, dir_fd=fd)
+                except FileNotFoundError:
+                    pass                                   # the other version's, or the other controller's file
+        return PartCgroup(name, made)
+
+    def close(self) -> None:
+        for fd, path in self.bases.values():
+            try:
+                os.rmdir(path)
+            except OSError:
+                pass
+            os.close(fd)
+
+
+class PartCgroup:
+    """The cgroup of one part (one directory per hierarchy)."""
+
+    def __init__(self, name: str, fds: list):
+        self.name, self.fds = name, fds
+
+    def join(self, pid: int) -> None:
+        for fd in self.fds:
+            _write(f"{self.name}/cgroup.procs", str(pid), dir_fd=fd)
+
+    def pids(self) -> set:
+        found = set()
+        for fd in self.fds:
+            found |= {int(p) for p in _read(f"{self.name}/cgroup.procs", dir_fd=fd).split()}
+        return found
+
+    def peak_mb(self) -> float:
+        for key in ("memory.peak", "memory.max_usage_in_bytes"):
+            for fd in self.fds:
+                try:
+                    return int(_read(f"{self.name}/{key}", dir_fd=fd)) / 2 ** 20
+                except (FileNotFoundError, ValueError):
+                    continue
+        return 0.0
+
+    def finish(self, wait: float = 3.0) -> int:
+        """Kill whatever is left, remove the cgroup; the number of processes that survived (0)."""
+        deadline = time.monotonic() + wait
+        while True:
+            left = self.pids()
+            if not left:
+                break
+            if time.monotonic() > deadline:
+                return len(left)
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.005)
+        for fd in self.fds:
+            try:
+                os.rmdir(self.name, dir_fd=fd)
+            except OSError:
+                time.sleep(0.01)
+                os.rmdir(self.name, dir_fd=fd)
+        return 0

@@ -1,0 +1,257 @@
+"""What the student's code cannot switch off from Python: an audit hook, dispatcher kernels, tripwires.
+
+Loaded by the zygote by file path (standard library and torch only). :func:`install` runs once in
+the zygote, before any student code exists anywhere:
+
+* a PEP 578 audit hook (``sys.addaudithook``: no API removes or lists hooks). It does nothing until
+  the part process *arms* it (:func:`arm`, one way: a second arm ends the process). Armed, it ends
+  the process on the escape hatches of the interpreter: ``ctypes``; ``gc.get_objects`` /
+  ``get_referrers`` / ``get_referents``; ``sys._getframe``, ``sys._current_frames``, traceback and
+  generator frames; ``sys.settrace`` / ``setprofile`` / ``addaudithook``; ``compile``, ``exec`` of any
+  code but the solution cell's, ``marshal`` (so no module can be loaded or re-loaded from source:
+  ``importlib.reload``, ``spec_from_file_location``); the import of any module the zygote did not
+  load (course_lib above all); rebinding a function's ``__code__`` / ``__defaults__``; processes,
+  signals and sockets (``os.fork``, ``subprocess``, ``os.kill``, ``socket``...). Where the part has no
+  file-system view of its own (the weaker levels) it also refuses to open anything for writing, and
+  anything outside the Python installation for reading.
+* kernels registered with ``torch.library`` for torch's fused attention operators (the public
+  ``scaled_dot_product_attention``, its math, flash and fused variants, ``_native_multi_head_attention``,
+  ``_transformer_encoder_layer_fwd``, ``_fused_sdp_choice``) at every dispatch key that computes
+  something. They replace torch's kernels in the C++ dispatcher, so ``DisableTorchFunction``,
+  ``getattr`` strings and ``torch.ops.aten`` all reach them.
+* tripwires: the code of torch's Python-level ready-made attention (``F.multi_head_attention_forward``,
+  every method of ``nn.MultiheadAttention`` and the ``nn.Transformer*`` classes, the Python
+  decompositions of SDPA) is replaced in place, so every reference to those functions reaches the
+  tripwire and the original code no longer exists in the process.
+
+Every one of them *ends* the part process (``os._exit(86)``) after writing one line, the reason, to
+file descriptor 3, so catching an exception cannot undo a detection: the part gets no result and no
+points, and the grader reports the reason. Nothing here holds state the student's code can reach:
+the hook's state is in its closure (the hook itself is unreachable), the kernels and the tripwires
+keep theirs in default arguments, and rebinding those is refused.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import sys
+import types
+
+TATTLE_FD, RESULT_FD = 3, 4
+EXIT_RULE = 86
+ARM_EVENT = "course_grading.arm"
+
+ATEN_OPS = ("scaled_dot_product_attention", "_scaled_dot_product_attention_math",
+            "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_flash_attention",
+            "_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention",
+            "_scaled_dot_product_fused_attention_overrideable", "_scaled_dot_product_attention_math_for_mps",
+            "_native_multi_head_attention", "_transformer_encoder_layer_fwd", "_fused_sdp_choice",
+            "_efficient_attention_forward", "_flash_attention_forward")
+DISPATCH_KEYS = ("CompositeImplicitAutograd", "CompositeExplicitAutograd", "CPU", "CUDA", "NestedTensorCPU",
+                 "NestedTensorCUDA", "MPS", "XPU")
+WATCHED_NAME = re.compile(r"scaled_dot_product|multi_head_attention|multihead|native_multi_head|transformer_encoder"
+                          r"|flash_attention|efficient_attention|flex_attention|sdpa", re.I)
+WATCHED_CLASS = re.compile(r"^(MultiheadAttention|Transformer\w*)$")
+
+# audit events that end the part, by exact name or by prefix (the ones ending in ".")
+FORBIDDEN = ("ctypes.", "gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._getframe",
+             "sys._current_frames", "sys._current_exceptions", "sys.settrace", "sys.setprofile",
+             "sys.addaudithook", "compile", "marshal.", "code.__new__", "os.fork", "os.forkpty", "os.exec",
+             "os.posix_spawn", "os.spawn", "os.system", "subprocess.", "os.kill", "os.killpg",
+             "signal.pthread_kill", "pty.", "socket.", "_posixsubprocess.", "os.setuid", "os.setgid",
+             "sys.monitoring.", "cpython.")
+FRAME_ATTRIBUTES = {"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back", "f_globals", "f_locals"}
+REBOUND_ATTRIBUTES = {"__code__", "__defaults__", "__kwdefaults__", "__globals__", "__closure__"}
+# without a file-system view of its own: refused (PermissionError) instead of ending the part
+FILE_EVENTS = ("os.remove", "os.rename", "os.mkdir", "os.rmdir", "os.symlink", "os.link", "os.chmod",
+               "os.chown", "os.truncate", "os.utime", "os.listdir", "os.scandir", "shutil.", "os.chdir",
+               "os.chflags", "os.lchown", "os.mkfifo", "os.mknod", "tempfile.mkstemp", "tempfile.mkdtemp")
+
+
+def tattle(reason: str, _write=os.write, _exit=os._exit, _fd=TATTLE_FD, _code=EXIT_RULE) -> None:
+    """Say why (one line on fd 3) and end the process at once."""
+    try:
+        _write(_fd, reason.encode("utf-8", "replace")[:300] + b"\n")
+    except BaseException:                                   # noqa: BLE001 (fd 3 closed: the exit still says it)
+        pass
+    _exit(_code)
+
+
+def _event_forbidden(event: str) -> bool:
+    return any(event.startswith(f) if f.endswith(".") else event == f for f in FORBIDDEN)
+
+
+def _writes(args) -> bool:
+    mode, flags = (args[1] if len(args) > 1 else "r"), (args[2] if len(args) > 2 else 0)
+    if isinstance(mode, str) and any(c in mode for c in "wax+"):
+        return True
+    return isinstance(flags, int) and bool(flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC))
+
+
+def _judge(state: dict, event: str, args: tuple) -> str | None:
+    """Why ``event`` ends the armed part process (None: it may happen)."""
+    if event == ARM_EVENT:
+        return "tried to arm the sandbox's guard a second time"
+    if event == "import":
+        name = str(args[0])
+        return f"imports '{name}'" + (", the course's reference solution" if "course_lib" in name else
+                                       ", a module the grader did not load (solutions use math, torch and numpy)")
+    if event == "exec":
+        return None if args and args[0] is state["code"] else "runs code with exec/eval"
+    if _event_forbidden(event):
+        return f"uses {event}, which a solution may not use"
+    if event == "object.__getattr__" and len(args) > 1 and args[1] in FRAME_ATTRIBUTES:
+        return f"reads .{args[1]} (the interpreter's frames)"
+    if event == "object.__setattr__" and len(args) > 1 and args[1] in REBOUND_ATTRIBUTES:
+        return f"rebinds a function's {args[1]}"
+    return None
+
+
+def _refuse_file(state: dict, event: str, args: tuple) -> bool:
+    """Without a view of its own: no writes, no reads outside the Python installation."""
+    if event == "open":
+        path = args[0] if args else None
+        if isinstance(path, int):
+            return False
+        if _writes(args):
+            return True
+        real = os.path.realpath(os.fsdecode(path)) if isinstance(path, (str, bytes, os.PathLike)) else ""
+        return not any(real == r or real.startswith(r.rstrip("/") + "/") for r in state["read_roots"])
+    return any(event.startswith(f) if f.endswith(".") else event == f for f in FILE_EVENTS)
+
+
+def install(torch) -> None:
+    """The audit hook (disarmed), the dispatcher kernels, the tripwires (run once, in the zygote)."""
+    for func in _watched_functions():
+        _trip(func)
+    kept = [_dispatcher_kernels(torch)]                     # their C++ handles live as long as the hook
+    state = {"armed": False, "code": None, "read_roots": None, "kept": kept}
+
+    def hook(event, args):
+        if not state["armed"]:
+            if event == ARM_EVENT:
+                state.update(armed=True, code=args[0], read_roots=args[1])
+            return
+        reason = _judge(state, event, args)
+        if reason is not None:
+            tattle("the solution cell " + reason)
+        if state["read_roots"] is not None and _refuse_file(state, event, args):
+            raise PermissionError(f"the grader's sandbox refuses {event} {args[:1]!r}")
+
+    sys.addaudithook(hook)
+
+
+def arm(code, read_roots) -> None:
+    """From here on the hook refuses; nothing can switch it back (part process only)."""
+    sys.audit(ARM_EVENT, code, None if read_roots is None else tuple(read_roots))
+
+
+def _trip(func) -> None:
+    """Replace ``func``'s code, in place, by one that tattles: every reference to the function (a class
+    attribute, a decomposition table, a ``functools.wraps`` wrapper) now reaches the tripwire, and the
+    original code object is gone (and with ``compile`` refused, cannot be made again)."""
+    n = len(func.__code__.co_freevars)
+    names = [f"v{i}" for i in range(n)]
+    source = ("def outer():\n" + "".join(f"    {v} = None\n" for v in names)
+              + "    def tripwire(*args, _tattle, _reason, **kwargs):\n"
+              + (f"        {', '.join(names)}\n" if names else "")
+              + "        _tattle(_reason)\n    return tripwire\n")
+    made: dict = {}
+    exec(compile(source, "<tripwire>", "exec"), made)
+    func.__code__ = made["outer"]().__code__
+    func.__kwdefaults__ = {"_tattle": tattle, "_reason": f"the solution cell calls {func.__qualname__}, torch's "
+                                                         "ready-made attention; this part must compute it explicitly"}
+
+
+def _dispatcher_kernels(torch):
+    """Replace the fused attention operators' kernels; the Library keeps them registered."""
+    import warnings
+    lib = torch.library.Library("aten", "IMPL")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                     # "overriding a previously registered kernel"
+        for op in ATEN_OPS:
+            for key in DISPATCH_KEYS:
+                try:
+                    if torch._C._dispatch_has_kernel_for_dispatch_key(f"aten::{op}", key):
+                        lib.impl(op, _make_kernel(f"aten::{op}"), key)
+                except (RuntimeError, AttributeError):
+                    continue
+    import weakref
+    for f in list(getattr(weakref.finalize, "_registry", {})):
+        info = f.peek()
+        if info and info[0] is lib:
+            f.detach()                                      # nobody can run the finalizer that unregisters them
+    return lib
+
+
+def _make_kernel(name: str):
+    def kernel(*args, _name=name, _tattle=tattle, **kwargs):
+        _tattle(f"the solution cell calls {_name}, torch's ready-made attention; this part must compute "
+                "attention explicitly")
+    return kernel
+
+
+def _watched_functions() -> list:
+    """torch's Python-level ready-made attention, in every torch module loaded now (each once)."""
+    import warnings
+    found: dict = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, module in list(sys.modules.items()):
+            if (name == "torch" or name.startswith("torch.")) and module is not None:
+                found.update((id(f), f) for f in _watched_in(module))
+    return list(found.values())
+
+
+def _watched_in(module) -> list:
+    found = []
+    for attr, value in list(vars(module).items()):
+        if isinstance(value, types.FunctionType) and WATCHED_NAME.search(attr):
+            found.append(value)
+        elif isinstance(value, type) and WATCHED_CLASS.match(attr) and value.__module__.startswith("torch"):
+            found += [v for v in vars(value).values() if isinstance(v, types.FunctionType)]
+    return found
+
+
+# ------------------------------------------------------------------ the references of the dependencies
+
+def explicit_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    """``F.scaled_dot_product_attention``'s numbers, computed explicitly (for the references only)."""
+    import torch
+    s = query @ key.transpose(-2, -1) * (1.0 / math.sqrt(query.shape[-1]) if scale is None else scale)
+    if is_causal:
+        s = s.masked_fill(~torch.ones(s.shape[-2:], dtype=torch.bool, device=s.device).tril(), float("-inf"))
+    if attn_mask is not None:
+        s = s.masked_fill(~attn_mask, float("-inf")) if attn_mask.dtype == torch.bool else s + attn_mask
+    w = torch.softmax(s, dim=-1)
+    if dropout_p > 0:
+        w = torch.dropout(w, dropout_p, True)
+    return w @ value
+
+
+def load_dependencies(package: str, modules: list, exports: dict) -> dict:
+    """Exec the references' module sources (the graded part's definition already removed by the
+    grader) as ``package.<module>``; their ``F`` computes SDPA explicitly. {public name: object}."""
+    import torch.nn.functional as F
+    explicit_f = types.ModuleType("torch.nn.functional")
+    explicit_f.__dict__.update(vars(F))
+    explicit_f.scaled_dot_product_attention = explicit_sdpa
+    pkg = types.ModuleType(package)
+    pkg.__path__, pkg.__package__ = [], package
+    made = {package: pkg}
+    sys.modules[package] = pkg
+    try:
+        for name, source in modules:
+            mod = types.ModuleType(f"{package}.{name}")
+            mod.__package__ = package
+            sys.modules[mod.__name__] = made[mod.__name__] = mod
+            exec(compile(source, f"<reference {name}>", "exec"), mod.__dict__)
+            if "F" in mod.__dict__:
+                mod.F = explicit_f
+            setattr(pkg, name, mod)
+    finally:
+        for name in made:
+            sys.modules.pop(name, None)
+    return {public: getattr(made[f"{package}.{mod}"], attr) for public, (mod, attr) in exports.items()}

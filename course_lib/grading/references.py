@@ -1,0 +1,93 @@
+"""The references a part may use, as source text without the graded part's own definition.
+
+A part process must never be able to reach course_lib's reference of the part it is graded on, yet
+the parts it depends on are the references (``MultiHeadAttention`` inside a student's
+``EncoderLayer``). So the grader sends, with each part, the source of just the course_lib modules
+that define its dependencies (and the modules those import), with every top-level definition and
+import of the graded part's name *removed from the syntax tree*: the part process executes them under
+a private package name (:func:`guard.load_dependencies`), and the graded reference's code never exists
+there, not even as a code object.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib
+import os
+
+from .parts import DEPENDENCIES, NAMES
+
+PACKAGE = "course_lib"
+
+
+def _module_of(name: str) -> str:
+    """'attention' for course_lib's public ``MultiHeadAttention``."""
+    obj = getattr(importlib.import_module(PACKAGE), name)
+    module = obj.__module__
+    if not module.startswith(PACKAGE + "."):
+        raise ValueError(f"{name} is not defined in {PACKAGE}")
+    return module[len(PACKAGE) + 1:]
+
+
+def _path(module: str) -> str:
+    root = os.path.dirname(importlib.import_module(PACKAGE).__file__)
+    return os.path.join(root, *module.split(".")) + ".py"
+
+
+def _relative_imports(tree: ast.Module) -> list[str]:
+    found = []
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            if node.module:
+                found.append(node.module)
+            else:
+                found += [a.name for a in node.names]
+    return found
+
+
+def _strip(tree: ast.Module, name: str) -> ast.Module:
+    """``tree`` without any top-level definition, assignment or import of ``name``."""
+    body = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            continue
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                continue
+        if isinstance(node, (ast.ImportFrom, ast.Import)):
+            node.names = [a for a in node.names if (a.asname or a.name).split(".")[0] != name]
+            if not node.names:
+                continue
+        body.append(node)
+    tree.body = body
+    return tree
+
+
+@functools.lru_cache(maxsize=None)
+def for_part(part: str) -> tuple[tuple, dict]:
+    """``(modules, exports)`` for ``part``: [(module, source)] in import order, {public name: (module, attr)}."""
+    exports = {NAMES[d]: (_module_of(NAMES[d]), NAMES[d]) for d in DEPENDENCIES[part]}
+    order, trees, todo = [], {}, [m for m, _ in exports.values()]
+    while todo:
+        module = todo.pop()
+        if module in trees:
+            continue
+        with open(_path(module), encoding="utf-8") as f:
+            trees[module] = ast.parse(f.read())
+        todo += _relative_imports(trees[module])
+    done: set = set()
+
+    def visit(module):                                    # dependencies first
+        if module in done:
+            return
+        done.add(module)
+        for dep in _relative_imports(trees[module]):
+            visit(dep)
+        order.append(module)
+    for module in sorted(trees):
+        visit(module)
+    graded = NAMES[part]
+    modules = tuple((m, ast.unparse(_strip(trees[m], graded))) for m in order)
+    return modules, exports

@@ -1,0 +1,365 @@
+"""The zygote: a clean interpreter, started empty, that forks one sandboxed process per graded part.
+
+Started by the grader (:class:`course_lib.grading.sandbox.Zygote`) as ``python -I -S zygote.py
+CONFIG`` with an empty environment (PATH, LANG and one-thread settings only), in its own session,
+stdin/stdout/stderr on /dev/null or a log file, and one socket to the grader. It never imports
+course_lib and never holds the grader's state (no class list, no gradebook, no tokens): its
+``sys.path`` is the standard library and the virtual environment's site-packages, and it loads
+:mod:`wire`, :mod:`confine`, :mod:`cgroups`, :mod:`seccomp`, :mod:`guard` and EXERCISE's
+``harness.py`` by file path, before it leaves the host's file system. Then:
+
+1. its namespaces (:func:`confine.enter`), torch and numpy imported and warmed up, the guard
+   installed (:func:`guard.install`), the cgroup base opened, and ``pivot_root`` into the
+   allow-list view (:func:`confine.build_view`);
+2. for every request (a part's source, the references of its dependencies, its cases), a
+   supervisor process (own session, PID/mount/network/IPC namespaces, the part's cgroup) forks the
+   part process (PID 1 there): /proc and /tmp of its own, rlimits, another uid, no_new_privs,
+   the dependencies' references, seccomp, the guard armed, then the student's cell and the cases;
+   the supervisor kills it at the deadline (and with it the whole namespace);
+3. the answer to the grader: what the part wrote (raw, parsed by the grader), the reason the guard
+   gave if any, how the process ended, whether anything survived.
+"""
+
+import json
+import os
+import select
+import sys
+import time
+
+EXTRA_MODULES = ("math", "typing", "functools", "itertools", "collections", "dataclasses", "warnings", "numbers",
+                 "io", "json", "struct", "copy", "abc", "enum", "operator", "numpy.lib.format", "torch.optim",
+                 "torch.nn.init", "torch.nn.functional")
+
+
+def _load(name: str, path: str):
+    """A module from a file, under ``name`` (registered, so dataclasses and pickling-free code work)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _warm_up(torch, harness) -> None:
+    """Run once what every part runs (lazy imports and first-call set-ups happen here, not in a part)."""
+    from torch import nn
+    torch.manual_seed(0)
+
+    class Tiny(nn.Module):
+        def __init__(self, d_model=4, d_ff=8, dropout=0.0):
+            super().__init__()
+            self.linear1, self.linear2 = nn.Linear(d_model, d_ff), nn.Linear(d_ff, d_model)
+            self.norm, self.drop, self.emb = nn.LayerNorm(d_model), nn.Dropout(dropout), nn.Embedding(5, d_model)
+            self.layers = nn.ModuleList([nn.Identity()])
+            self.register_buffer("pe", torch.zeros(3, d_model), persistent=False)
+
+        def forward(self, x, key_padding_mask=None):
+            s = torch.softmax((x @ x.transpose(-2, -1)).masked_fill(torch.zeros(1, dtype=torch.bool), -1e9), -1)
+            return self.norm(x + self.drop(self.linear2(torch.relu(self.linear1(s @ x)))))
+
+    state = {k: v.clone() for k, v in Tiny().state_dict().items()}
+    case = harness.Case("feed_forward", "warm-up", "warm-up", {"x": torch.randn(2, 3, 4)}, {}, state)
+    harness.run_case(case, Tiny)
+    model = Tiny()
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    loss = torch.nn.functional.cross_entropy(model(torch.randn(2, 3, 4)).reshape(-1, 4), torch.zeros(6).long())
+    loss.backward()
+    opt.step()
+    F = torch.nn.functional
+    repr(torch.arange(3.0).sin().cos().exp().log1p()), torch.finfo(torch.float32).min
+    F.gelu(torch.ones(2)), F.dropout(torch.ones(2), 0.1, False), torch.ones(2, 2).triu(1).tril()
+    import io
+    import numpy as np
+    np.save(io.BytesIO(), np.zeros(2), allow_pickle=False)
+
+
+def _cpu_only(torch) -> None:
+    """Parts compute on the CPU: seeding skips the accelerators (whose lazy seeding records a stack
+    trace with sys._getframe, which the guard refuses)."""
+    for name in ("cuda", "xpu", "mtia"):
+        module = getattr(torch, name, None)
+        if module is not None and not module.is_available():
+            module.manual_seed_all = _no_seed(name)
+
+
+def _no_seed(name: str):
+    def manual_seed_all(seed) -> None:
+        """No such device in the sandbox: nothing to seed."""
+    manual_seed_all.__qualname__ = f"{name}_manual_seed_all"
+    return manual_seed_all
+
+
+class Zygote:
+    def __init__(self, cfg: dict, libs: dict):
+        self.cfg, self.level = cfg, cfg["level"]
+        self.wire, self.confine, self.cgroups = libs["wire"], libs["confine"], libs["cgroups"]
+        self.seccomp, self.guard = libs["seccomp"], libs["guard"]
+        self.sock, self.pid = cfg["fd"], os.getpid()
+
+    def start(self) -> dict:
+        """Torch imported and warmed up, the guard installed, then into the allow-list view."""
+        import numpy  # noqa: F401
+        import torch
+        torch.set_num_threads(1)
+        for name in EXTRA_MODULES:
+            __import__(name)
+        self.torch = torch
+        self.harness = _load("_harness", self.cfg["harness"])
+        _cpu_only(torch)
+        _warm_up(torch, self.harness)
+        self.guard.install(torch)
+        root = self.level in ("root", "uid")
+        self.cg = self.cgroups.Cgroups.open(f"course-grader-{os.urandom(6).hex()}") if root else None
+        if self.level in ("root", "userns"):
+            self.pid_ns = self.confine.own_pid_namespace()
+            self.confine.build_view(self.cfg["readonly"], self.cfg["hidden"])
+        return {"ready": True, "level": self.level, "pid": os.getpid(),
+                "cgroup": None if self.cg is None else f"v{self.cg.version}",
+                "seccomp": self.seccomp.supported()}
+
+    def serve(self) -> None:
+        while True:
+            try:
+                req, arrays = self.wire.read_message(self.sock)
+            except EOFError:
+                break
+            reply, raw = self.run_part(req, arrays)
+            self.wire.write_message(self.sock, reply, [])
+            self.wire.write_all(self.sock, self.wire.frame(raw))
+        if self.cg is not None:
+            self.cg.close()
+
+    def _cases(self, req, arrays) -> list:
+        made = {}
+        return [self.harness.Case(**self.wire.decode(c, arrays, made)) for c in req["cases"]]
+
+    def run_part(self, req: dict, arrays: list) -> tuple[dict, bytes]:
+        """Fork the part process S (PID 1 of a new PID namespace), wait for it or kill it, clean up."""
+        start = time.monotonic()
+        cases = self._cases(req, arrays)
+        r, w = os.pipe()                                         # the part's results (fd 4 there)
+        tr, tw = os.pipe()                                       # the guard's reason (fd 3 there)
+        er, ew = os.pipe()                                       # set-up errors, closed before student code
+        cg = None if self.cg is None else self.cg.part(req["memory_mb"], req.get("cgroup_pids", 8))
+        namespaced = self.level in ("root", "userns")
+        if namespaced:
+            self.confine.unshare(self.confine.CLONE_NEWPID)      # our next child is PID 1 of a new namespace
+        pid = os.fork()
+        if pid == 0:
+            part_process(self, req, cases, (w, tw, ew), cg)      # never returns
+        if namespaced:
+            self.confine.setns(self.pid_ns, self.confine.CLONE_NEWPID)
+        for fd in (w, tw, ew):
+            os.close(fd)
+        bufs, timed_out, status = _watch_part(pid, (r, tr, er), req["timeout"])
+        survivors = 0 if cg is None else cg.finish()
+        reply = {"timed_out": timed_out, "wait_status": status, "survivors": survivors,
+                 "tattle": bufs[tr].decode("utf-8", "replace")[:300],
+                 "setup_error": bufs[er].decode("utf-8", "replace")[:1000],
+                 "seconds": time.monotonic() - start, "peak_mb": 0.0 if cg is None else cg.peak_mb(),
+                 "overflow": bool(bufs.get("overflow"))}
+        for fd in (r, tr, er):
+            os.close(fd)
+        return reply, bufs[r]
+
+
+def _watch_part(pid: int, fds: tuple, timeout: float):
+    """Read the part's pipes until it ends, or kill it at the deadline (as PID 1 of its namespace,
+    its end is the end of every process in it). (buffers, timed out?, wait status)."""
+    limits = dict(zip(fds, (64 << 20, 4096, 4096)))
+    bufs = {fd: b"" for fd in fds}
+    pidfd = os.pidfd_open(pid)                                   # our unreaped child: never a reused pid
+    deadline, timed_out, alive = time.monotonic() + timeout, False, True
+    open_fds = set(fds)
+    while alive or open_fds:
+        left = deadline - time.monotonic()
+        if alive and left <= 0:
+            os.kill(pid, 9)
+            timed_out, alive = True, False
+            continue
+        wait = max(left, 0) if alive else 1.0                    # after the end: drain what is left
+        ready, _, _ = select.select(list(open_fds) + ([pidfd] if alive else []), [], [], wait)
+        if not ready and not alive:
+            break
+        for fd in ready:
+            if fd == pidfd:
+                alive = False
+                continue
+            chunk = os.read(fd, 1 << 20)
+            if not chunk or len(bufs[fd]) + len(chunk) > limits[fd]:
+                open_fds.discard(fd)                             # EOF, or too much: the writer gets EPIPE
+                bufs["overflow"] = bufs.get("overflow") or bool(chunk)
+                continue
+            bufs[fd] += chunk
+    os.close(pidfd)
+    _, status = os.waitpid(pid, 0)
+    return bufs, timed_out, status
+
+
+def part_process(z: Zygote, req: dict, cases: list, fds: tuple, cg) -> None:
+    """The part process S: confinement, the references of the dependencies, then the cell and the cases."""
+    w, tw, ew = fds
+    namespaced = z.level in ("root", "userns")
+    try:
+        z.confine.die_with_parent(0 if namespaced else z.pid)    # its parent is outside its PID namespace
+        os.setsid()                                              # no controlling terminal, its own session
+        if cg is not None:
+            cg.join(os.getpid())                                 # before anything runs: all of it is counted
+        if namespaced:
+            z.confine.part_namespaces()
+            z.confine.part_mounts(req["tmp_mb"])
+        ew = _descriptors(w, tw, ew)
+        os.chdir("/tmp" if namespaced else "/")
+        z.confine.limit(req["memory_mb"], req["cpu_seconds"], req["max_file_mb"], req.get("nproc", 1))
+        z.confine.drop(z.level, req["uid"], req["gid"])
+        deps = z.guard.load_dependencies(f"_references_{os.getpid()}", req["deps"], req["exports"])
+        code, error = _compile(req["source"], req["part"])
+        layers = req.get("layers", {})
+        if layers.get("seccomp", True) and z.seccomp.supported():
+            z.seccomp.install(os.getpid())
+        if layers.get("guard", True):
+            z.guard.arm(code, None if namespaced else req["read_roots"])
+    except BaseException as e:                                   # noqa: BLE001 (never run unconfined)
+        _fail(ew, e)
+    os.close(ew)                                                 # only the grader's code could write there
+    try:
+        run_cell(z, req["part"], req["name"], code, error, cases, deps, req.get("probe", False))
+    except BaseException:                                        # noqa: BLE001
+        if os.environ.get("COURSE_GRADING_DEBUG"):
+            import traceback
+            traceback.print_exc()
+    finally:
+        os._exit(1)
+
+
+def _descriptors(w: int, tw: int, ew: int) -> int:
+    """Only the tattle pipe (fd 3), the result pipe (fd 4) and, until the cell runs, the set-up error
+    pipe (fd 5, returned) stay open; 0, 1, 2 are /dev/null (2 stays the zygote's log when debugging)."""
+    import fcntl
+    debug = bool(os.environ.get("COURSE_GRADING_DEBUG"))
+    keep = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100) for fd in (tw, w, ew)]
+    os.closerange(3 if debug else 0, 100)
+    for target, fd in zip((3, 4, 5), keep):
+        os.dup2(fd, target)
+    os.closerange(6, 1 << 16)
+    null = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1) if debug else (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+    return 5
+
+
+def _fail(ew: int, e: BaseException) -> None:
+    """A set-up error (the grader's problem, never the student's): on the set-up pipe, then exit."""
+    try:
+        os.write(ew, f"{type(e).__name__}: {e}"[:1000].encode())
+    finally:
+        os._exit(3)
+
+
+def _compile(source: str, part: str):
+    try:
+        return compile(source, f"<submission:{part}>", "exec"), None
+    except BaseException as e:                                   # noqa: BLE001 (SyntaxError, a huge source)
+        return None, "the solution cell raised " + _fmt(e)
+
+
+def _fmt(e: BaseException) -> str:
+    try:
+        text = f"{type(e).__name__}: {e}"
+    except BaseException:                                        # noqa: BLE001 (a hostile __str__)
+        text = type(e).__name__
+    if isinstance(e, NotImplementedError):
+        text += " (not implemented yet?)"
+    return text[:600]
+
+
+def run_cell(z: Zygote, part: str, name: str, code, error, cases: list, deps: dict, probe: bool) -> None:
+    """Define the part from the cell, run every case; one message on fd 4; exit."""
+    import builtins
+    import math
+
+    import numpy as np
+    torch = z.torch
+    header = {"part": part, "cell_error": error, "cases": []}
+    arrays = []
+    ns = {"__name__": "__submission__", "__builtins__": builtins, "math": math, "torch": torch, "nn": torch.nn,
+          "F": torch.nn.functional, "np": np, **deps}
+    if code is not None:
+        try:
+            exec(code, ns)
+        except BaseException as e:                               # noqa: BLE001 (SystemExit, KeyboardInterrupt too)
+            header["cell_error"] = "the solution cell raised " + _fmt(e)
+    ns.update(deps)                                              # the other parts are always the references
+    candidate = ns.get(name)
+    if probe:
+        header["probe"] = _probe(ns)
+    elif header["cell_error"] is None and candidate is None:
+        header["cell_error"] = f"the solution cell does not define {name}"
+    elif header["cell_error"] is None:
+        for case in cases:
+            entry = {"error": None, "keys": []}
+            try:
+                out = z.harness.run_case(case, candidate)
+                entry["keys"] = [str(k) for k in out]
+                arrays.extend(np.asarray(v, dtype=np.float64) for v in out.values())
+            except z.harness.ResultError as e:
+                entry["error"] = str(e)[:600]
+            except BaseException as e:                           # noqa: BLE001
+                entry["error"] = "raised " + _fmt(e)
+            header["cases"].append(entry)
+    z.wire.write_message(4, header, arrays)
+    os._exit(0)
+
+
+def _probe(ns: dict):
+    """Tests only (``probe`` requests): what the cell's ``probe()`` returns, as JSON."""
+    try:
+        return json.loads(json.dumps(ns["probe"](), default=str))
+    except BaseException as e:                                   # noqa: BLE001
+        return {"probe_error": _fmt(e)}
+
+
+def _become_init(confine, grader: int) -> None:
+    """In new namespaces, fork: the child goes on as the zygote, PID 1 of its own PID namespace (so its
+    parts' namespaces nest in one it owns); this process waits for it and ends with it."""
+    child = os.fork()
+    if child:
+        confine.die_with_parent(grader)
+        _, status = os.waitpid(child, 0)
+        os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+    confine.die_with_parent(0)
+
+
+def main() -> None:
+    cfg = json.loads(sys.argv[1])
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)
+    import cgroups
+    import confine
+    import guard
+    import seccomp
+    confine.die_with_parent(cfg["grader_pid"])
+    sock = cfg["fd"]
+    try:
+        if confine.enter(cfg["level"]):                          # before numpy or torch start a thread
+            _become_init(confine, os.getppid())
+        sys.path[:] = [here, *cfg["sys_path"]]
+        import wire
+        sys.path.remove(here)
+        z = Zygote(cfg, dict(wire=wire, confine=confine, cgroups=cgroups, seccomp=seccomp, guard=guard))
+        ready = z.start()
+    except BaseException as e:                                   # noqa: BLE001
+        import traceback
+        msg = json.dumps({"ready": False, "error": f"{type(e).__name__}: {e}",
+                          "traceback": traceback.format_exc()[-3000:]}).encode()
+        os.write(sock, len(msg).to_bytes(8, "big") + msg)
+        os._exit(1)
+    wire.write_message(sock, ready)
+    z.serve()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
