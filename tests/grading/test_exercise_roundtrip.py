@@ -1,0 +1,182 @@
+"""The exercise's round trip: release, submissions, sandboxed autograde, gradebook, feedback, export.
+
+Everything happens in a temporary course directory (a copy of notebooks/07_exercise and
+nbgrader_config.py): nothing is written into the repository.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from exercise_corpus.honest import BODIES, notebook  # noqa: E402
+from exercise_corpus.submissions import CORPUS, PARTS, apply, solved  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+ASSIGNMENT, NOTEBOOK = "07_exercise", "encoder_from_scratch"
+BIN = Path(sys.executable).parent
+WRITTEN = ("answer_scores_shape", "answer_finite_min", "answer_transpose", "answer_parameters", "answer_reverser")
+AUTOGRADED_POINTS = 19
+
+pytestmark = pytest.mark.slow
+
+
+def _env():
+    env = dict(os.environ)
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"          # nbgrader runs `alembic` from PATH
+    env.pop("JUPYTER_CONFIG_DIR", None)
+    return env
+
+
+def _run(args, cwd, timeout=600):
+    proc = subprocess.run(args, cwd=cwd, env=_env(), capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, f"{args} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
+    return proc
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    root = tmp_path_factory.mktemp("course")
+    shutil.copytree(REPO / "notebooks" / ASSIGNMENT, root / "notebooks" / ASSIGNMENT,
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copy(REPO / "nbgrader_config.py", root / "nbgrader_config.py")
+    _run([str(BIN / "nbgrader"), "generate_assignment", ASSIGNMENT], cwd=root)
+    release = nbformat.read(root / "release" / ASSIGNMENT / f"{NOTEBOOK}.ipynb", as_version=4)
+    source = nbformat.read(root / "notebooks" / ASSIGNMENT / f"{NOTEBOOK}.ipynb", as_version=4)
+    good = solved(release, source)
+    for cell in good.cells:                                           # the written answers, answered
+        if cell.metadata.get("nbgrader", {}).get("grade_id") in WRITTEN:
+            cell.source = "Because of reasons I can explain."
+    expected = {"source": set(), "release": set(PARTS), "solved": set(), **{s: set() for s in BODIES}}
+    notebooks = {"source": source, "release": release, "solved": good,
+                 **{s: solved(release, notebook(source, s)) for s in BODIES}}
+    for name, edits, fails in CORPUS:
+        notebooks[name] = apply(good, edits)
+        expected[name] = set(fails)
+    for student, nb in notebooks.items():
+        folder = root / "submitted" / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        nbformat.write(nb, folder / f"{NOTEBOOK}.ipynb")
+        (folder / "timestamp.txt").write_text("2026-01-15 12:00:00.000000 UTC")
+    proc = _run([sys.executable, "-m", "course_lib.grading", "autograde", ASSIGNMENT, "--jobs", "2",
+                 "--part-timeout", "6"], cwd=root)
+    return dict(root=root, expected=expected, log=proc.stderr)
+
+
+def _scores(root, student):
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{root}/gradebook.db") as gb:
+        nb = gb.find_submission_notebook(NOTEBOOK, ASSIGNMENT, student)
+        return {g.name: (g.auto_score, g.max_score, g.needs_manual_grade) for g in nb.grades}
+
+
+def _verdicts(root, student):
+    nb = json.loads((root / "autograded" / student / ASSIGNMENT / f"{NOTEBOOK}.ipynb").read_text())
+    out = {}
+    for cell in nb["cells"]:
+        gid = cell["metadata"].get("nbgrader", {}).get("grade_id", "")
+        if gid.startswith("test_"):
+            out[gid] = "".join(o.get("evalue", "") or "".join(o.get("text", "")) for o in cell.get("outputs", []))
+    return out
+
+
+def test_source_scores_full_marks(course):
+    scores = _scores(course["root"], "source")
+    for part in PARTS:
+        auto, top, _ = scores[f"test_{part}"]
+        assert auto == top > 0, (part, _verdicts(course["root"], "source")[f"test_{part}"])
+    for gid in WRITTEN:                                               # answered: waits for a human
+        assert scores[gid][0] is None and scores[gid][2]
+
+
+def test_release_scores_zero_everywhere(course):
+    scores = _scores(course["root"], "release")
+    for gid, (auto, top, _) in scores.items():
+        assert auto == 0, gid
+    verdict = _verdicts(course["root"], "release")["test_attention"]
+    assert "NotImplementedError" in verdict or "not done yet" in verdict, verdict
+
+
+@pytest.mark.parametrize("name", [c[0] for c in CORPUS] + list(BODIES))
+def test_each_submission_loses_exactly_its_parts(course, name):
+    scores = _scores(course["root"], name)
+    verdicts = _verdicts(course["root"], name)
+    lost = {part for part in PARTS if scores[f"test_{part}"][0] != scores[f"test_{part}"][1]}
+    assert lost == course["expected"][name], {p: verdicts.get(f"test_{p}") for p in lost ^ course["expected"][name]}
+    for part in lost:
+        assert scores[f"test_{part}"][0] == 0
+
+
+def test_diagnostic_messages(course):
+    v = lambda student, part: _verdicts(course["root"], student)[f"test_{part}"]   # noqa: E731
+    assert "sqrt(d_k)" in v("attn_missing_scaling", "attention")
+    assert "sin and cos are swapped" in v("pe_sin_cos_swapped", "positional_encoding")
+    assert "split the wrong way" in v("mha_wrong_head_split", "multi_head_attention")
+    assert "w_o" in v("mha_no_output_projection", "multi_head_attention")
+    assert "residual" in v("layer_no_residual", "encoder_layer")
+    assert "norm order" in v("layer_norm_order_swapped", "encoder_layer")
+    assert "sqrt(d_model)" in v("encoder_no_embedding_scale", "encoder")
+    assert "timed out" in v("infinite_loop", "attention")
+    assert "timed out" in v("interrupt_ignoring_loop", "feed_forward")
+    assert "SystemExit" in v("sys_exit", "positional_encoding")
+    assert "ready-made attention" in v("delegates_to_torch", "attention")
+    assert "ready-made attention" in v("delegates_hidden_getattr", "attention")
+    assert "course_lib" in v("delegates_course_lib", "encoder_layer")
+    assert "causal" in v("mha_causal_mask", "multi_head_attention")
+    assert "LayerNorms" in v("count_no_layer_norms", "parameter_count")
+    assert "position" in v("reverser_softmax", "reverse_task")
+    assert "hidden case" not in v("layer_pre_ln_wrong", "encoder_layer")          # a visible case failed first
+
+
+def test_similarity_report(course):
+    """The report runs on the class; the three students who worked alone are not flagged."""
+    proc = _run([sys.executable, "-m", "course_lib.grading.similarity", ASSIGNMENT], cwd=course["root"])
+    rows = (course["root"] / f"similarity_{ASSIGNMENT}.csv").read_text().splitlines()[1:]
+    flagged = {r.split(",")[0] for r in rows if r.endswith(",1")}
+    assert flagged and not flagged & set(BODIES), proc.stdout
+
+
+def test_restored_test_cells(course):
+    nb = nbformat.read(course["root"] / "autograded" / "test_cell_deleted" / ASSIGNMENT / f"{NOTEBOOK}.ipynb",
+                       as_version=4)
+    gids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells]
+    assert "test_multi_head_attention" in gids and "test_encoder" in gids
+    nb = nbformat.read(course["root"] / "autograded" / "test_cells_edited" / ASSIGNMENT / f"{NOTEBOOK}.ipynb",
+                       as_version=4)
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_encoder")
+    assert "check_encoder(Encoder)" in cell.source
+
+
+def test_feedback_and_export(course):
+    root = course["root"]
+    _run([str(BIN / "nbgrader"), "generate_feedback", ASSIGNMENT, "--student", "attn_missing_scaling"], cwd=root)
+    html = (root / "feedback" / "attn_missing_scaling" / ASSIGNMENT / f"{NOTEBOOK}.html").read_text()
+    assert "sqrt(d_k)" in html
+    _run([str(BIN / "nbgrader"), "export", "--to", str(root / "grades.csv")], cwd=root)
+    rows = (root / "grades.csv").read_text().splitlines()
+    by_student = {r.split(",")[3]: r.split(",") for r in rows[1:]}
+    assert float(by_student["source"][7]) == AUTOGRADED_POINTS and float(by_student["release"][7]) == 0.0
+
+
+def test_regrading_is_stable(course):
+    """A second run with --force for one student changes nothing and leaves the others alone."""
+    root = course["root"]
+    before = {s: _scores(root, s) for s in ("source", "infinite_loop")}
+    _run([sys.executable, "-m", "course_lib.grading", "autograde", ASSIGNMENT, "--student", "source", "--force"],
+         cwd=root)
+    assert {s: _scores(root, s) for s in before} == before
+
+
+def test_source_validates_in_a_kernel(course):
+    """nbgrader's own validation (what the Validate button runs): the solution passes every test cell,
+    hidden ones included, in a real kernel."""
+    proc = _run([str(BIN / "nbgrader"), "validate", f"notebooks/{ASSIGNMENT}/{NOTEBOOK}.ipynb"], cwd=course["root"])
+    assert "Success! Your notebook passes all the tests." in proc.stdout, proc.stdout[-3000:]
