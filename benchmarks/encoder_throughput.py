@@ -3,7 +3,9 @@
 Both stacks get the same configuration and the same weights (copied by the contract's names,
 ``in_proj = cat(w_q, w_k, w_v)``) and run on the same embeddings (B, T, d_model), without padding.
 For each sequence length the two are timed alternately in one run (several rounds, each a few
-steps of one then of the other) and the median per step is printed:
+steps of one then of the other) and the median per step is printed, with the speed-up over torch.nn
+as the median over rounds of each round's ratio (the two timings of a round are seconds apart, so a
+machine whose load drifts shifts both):
 
 * train: forward + backward (``out.backward(grad)``; no optimizer step), in training mode;
 * infer: forward under ``torch.inference_mode()`` in eval mode (torch.nn may take its fast path).
@@ -101,7 +103,7 @@ def make_steps(model, x, grad, autocast):
 
 
 def time_alternating(steps: dict, device, rounds, iters, clock=time.perf_counter):
-    """Median seconds per call of each step, the steps interleaved round by round."""
+    """Seconds per call of each step in every round (a list per step), the steps interleaved round by round."""
     for step in steps.values():                                         # warm-up (and compilation)
         for _ in range(2):
             step()
@@ -115,7 +117,7 @@ def time_alternating(steps: dict, device, rounds, iters, clock=time.perf_counter
                 step()
             sync(device)
             samples[name].append((clock() - start) / iters)
-    return {name: statistics.median(s) for name, s in samples.items()}
+    return samples
 
 
 def saved_activation_bytes(model, x, autocast, return_attention):
@@ -218,15 +220,17 @@ def main():
             steps[("train", label)] = train
             steps[("infer", label)] = infer
         clock = time.process_time if args.clock == "cpu" else time.perf_counter
-        medians = time_alternating(steps, device, args.rounds, args.iters, clock)
+        samples = time_alternating(steps, device, args.rounds, args.iters, clock)
         fwd = flops_forward(b, t, d, d_ff, n_layers)
         for kind, mult in (("train", 3), ("infer", 1)):
-            ref = medians[(kind, "torch.nn.TransformerEncoder")]
-            for (k, label), seconds in medians.items():
+            ref = samples[(kind, "torch.nn.TransformerEncoder")]
+            for (k, label), times in samples.items():
                 if k != kind:
                     continue
+                seconds = statistics.median(times)
+                speedup = statistics.median(r / s for r, s in zip(ref, times))     # round by round
                 print(f"{t:>6} {kind:>6} {label:<34} {seconds * 1e3:>9.2f} {mult * fwd / seconds / 1e12:>8.3g} "
-                      f"{ref / seconds:>10.2f}x")
+                      f"{speedup:>10.2f}x")
 
         # memory: the explicit path (return_attention=True) against the fused path
         fused_saved = saved_activation_bytes(ours, x, autocast, False)
