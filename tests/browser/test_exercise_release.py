@@ -19,6 +19,8 @@ import lab_page
 import lab_server
 import pytest
 
+from course_lib.grading.parts import PARTS as GRADED_PARTS
+
 pytestmark = pytest.mark.browser
 
 REPO = lab_server.REPO
@@ -26,8 +28,8 @@ EXERCISE_DIR = REPO / "notebooks" / "07_exercise"
 EXERCISE_NOTEBOOK = "encoder_from_scratch.ipynb"
 SOLUTION_MARKERS = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$", re.M)
 PART_TO_FILL = "positional_encoding"
-# the six parts of shared/exercise-contract.md (their grade_ids)
-PARTS = ("positional_encoding", "attention", "multi_head_attention", "feed_forward", "encoder_layer", "encoder")
+# the autograded parts (their grade_ids): the six of shared/exercise-contract.md and two more
+PARTS = GRADED_PARTS
 # "one short line per unfinished part": at most this many characters
 SHORT_LINE = 160
 HTML_TAG = re.compile(r"<[^>]+>")
