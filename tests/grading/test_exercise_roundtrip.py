@@ -180,3 +180,17 @@ def test_source_validates_in_a_kernel(course):
     hidden ones included, in a real kernel."""
     proc = _run([str(BIN / "nbgrader"), "validate", f"notebooks/{ASSIGNMENT}/{NOTEBOOK}.ipynb"], cwd=course["root"])
     assert "Success! Your notebook passes all the tests." in proc.stdout, proc.stdout[-3000:]
+
+
+def test_release_validates_one_line_per_part(course):
+    """`nbgrader validate` on the release (what the Validate button shows): one short line per
+    unfinished part, and nothing of course_lib."""
+    proc = subprocess.run([str(BIN / "nbgrader"), "validate", f"release/{ASSIGNMENT}/{NOTEBOOK}.ipynb"],
+                          cwd=course["root"], env=_env(), capture_output=True, text=True, timeout=600)
+    out = proc.stdout
+    assert "VALIDATION FAILED" in out and "course_lib" not in out and "Traceback" not in out, out[-3000:]
+    errors = [block.split("=" * 20)[0] for block in out.split("The error was:")[1:]]
+    lines = [[line.strip() for line in e.splitlines() if line.strip()] for e in errors]
+    parts = [ls[0] for ls in lines if ls and ls[0].startswith("Part ")]
+    assert parts == [f"Part {i}: not done yet" for i in range(1, len(PARTS) + 1)], out[-3000:]
+    assert all(len(ls) == 1 for ls in lines), [ls for ls in lines if len(ls) != 1]
