@@ -22,7 +22,7 @@ from ..feed_forward import PositionwiseFeedForward
 from ..positional import sinusoidal_positional_encoding
 from .cases import make_cases
 from .harness import ResultError, run_case
-from .judging import judge_case
+from .judging import hide_inputs, judge_case
 from .parts import DEPENDENCIES, NAMES, NUMBERS
 
 #: course_lib's reference of each part of the contract (what a checked part's dependencies become)
@@ -107,7 +107,7 @@ def check(part: str, candidate, hidden_seed: int | None = None) -> None:
             except NotImplementedError:
                 raise PartFailed(part, "not done yet") from None
             except ResultError as e:
-                raise PartFailed(part, f"{case.label}: {e}") from None
+                raise PartFailed(part, f"{case.label}: {hide_inputs(str(e)) if case.hidden else e}") from None
             except Exception as e:                                  # noqa: BLE001 (the student's bug)
                 raise PartFailed(part, _raised(part, case, e)) from None
             message = judge_case(case, outputs)

@@ -9,6 +9,8 @@ its family but none of its inputs.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import torch
 
@@ -154,6 +156,12 @@ def judge_reverse(case: Case, outputs: dict | None) -> str | None:
             "return head(encoder(tokens)) as logits (B, T, vocab_size), without a softmax or a causal mask?")
 
 
+def hide_inputs(text: str) -> str:
+    """A message about a hidden case without its sizes: shapes and indices become "..."."""
+    text = re.sub(r"[\[(]\s*-?\d+(?:\s*,\s*-?\d+)*\s*,?\s*[\])]", "(...)", text)
+    return re.sub(r"\b(size|sizes|dimension|dim|index|length|shape)\s+-?\d+", r"\1 ...", text)
+
+
 def judge_case(case: Case, outputs: dict | None, error: str | None = None, want: dict | None = None) -> str | None:
     """None when ``outputs`` (from :func:`harness.run_case`) are right, else a message for the student.
 
@@ -161,7 +169,7 @@ def judge_case(case: Case, outputs: dict | None, error: str | None = None, want:
     """
     head = f"{case.label}: "
     if error is not None:
-        return head + error
+        return head + (hide_inputs(error) if case.hidden else error)
     if case.part == "reverse_task":
         message = judge_reverse(case, outputs)
         return None if message is None else head + message

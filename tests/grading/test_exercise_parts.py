@@ -133,6 +133,9 @@ def test_hidden_messages_do_not_reveal_inputs(source):
         verdict = judge_case(case, out)
         family, message = verdict.split("': ", 1)
         assert family.startswith("a hidden case of the family") and not re.search(r"\d", message), verdict
+        crash = judge_case(case, None, "raised RuntimeError: The size of tensor a (5) must match the size of "
+                                       "tensor b (7) at non-singleton dimension 3")
+        assert "RuntimeError" in crash and not re.search(r"\d", crash.split("': ", 1)[1]), crash
 
 
 def test_hidden_cases_cannot_be_made_from_the_release(source, release):
