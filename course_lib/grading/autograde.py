@@ -216,7 +216,8 @@ class SandboxAutogradeApp(AutogradeApp):
         start = time.monotonic()
         root = os.path.join(self.coursedir.root, self.coursedir.submitted_directory)
         results, invalid = grader.grade(jobs, cases, wants, root, self.log, record)
-        self.log.info("Sandboxed grading and recording took %.1f s", time.monotonic() - start)
+        self.log.info("Sandboxed grading and recording took %.1f s (workers: %.1f s grading, %.1f s recording)",
+                      time.monotonic() - start, grader.timing.get("grade", 0.0), grader.timing.get("record", 0.0))
         self.coursedir.student_id = pattern
         for (student, notebook), why in sorted(invalid.items()):
             self.log.warning("Not graded, not recorded: %s/%s is not a valid submission: %s", student, notebook, why)

@@ -11,9 +11,9 @@ the zygote, before any student code exists anywhere:
   code but the solution cell's, ``marshal`` (so no module can be loaded or re-loaded from source:
   ``importlib.reload``, ``spec_from_file_location``); the import of any module the zygote did not
   load (course_lib above all); rebinding a function's ``__code__`` / ``__defaults__``; processes,
-  signals and sockets (``os.fork``, ``subprocess``, ``os.kill``, ``socket``...). Where the part has no
-  file-system view of its own (the weaker levels) it also refuses to open anything for writing, and
-  anything outside the Python installation for reading.
+  signals and sockets (``os.fork``, ``subprocess``, ``os.kill``, ``socket``...); opening a file
+  outside the Python installation (reading) or outside the part's private /tmp (writing; no
+  writing at all where the part has no view of its own), listing, removing or renaming outside it.
 * kernels registered with ``torch.library`` for torch's fused attention operators (the public
   ``scaled_dot_product_attention``, its math, flash and fused variants, ``_native_multi_head_attention``,
   ``_transformer_encoder_layer_fwd``, ``_fused_sdp_choice``) at every dispatch key that computes
@@ -64,10 +64,11 @@ FORBIDDEN = ("ctypes.", "gc.get_objects", "gc.get_referrers", "gc.get_referents"
              "sys.monitoring.", "cpython.")
 FRAME_ATTRIBUTES = {"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back", "f_globals", "f_locals"}
 REBOUND_ATTRIBUTES = {"__code__", "__defaults__", "__kwdefaults__", "__globals__", "__closure__"}
-# without a file-system view of its own: refused (PermissionError) instead of ending the part
+# files: reads only under the read roots (+ the devices below), writes only under the write roots
 FILE_EVENTS = ("os.remove", "os.rename", "os.mkdir", "os.rmdir", "os.symlink", "os.link", "os.chmod",
                "os.chown", "os.truncate", "os.utime", "os.listdir", "os.scandir", "shutil.", "os.chdir",
-               "os.chflags", "os.lchown", "os.mkfifo", "os.mknod", "tempfile.mkstemp", "tempfile.mkdtemp")
+               "os.chflags", "os.lchown", "os.mkfifo", "os.mknod", "tempfile.", "glob.glob", "os.chroot")
+DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
 
 
 def tattle(reason: str, _write=os.write, _exit=os._exit, _fd=TATTLE_FD, _code=EXIT_RULE) -> None:
@@ -109,17 +110,31 @@ def _judge(state: dict, event: str, args: tuple) -> str | None:
     return None
 
 
-def _refuse_file(state: dict, event: str, args: tuple) -> bool:
-    """Without a view of its own: no writes, no reads outside the Python installation."""
+def _under(path, roots) -> bool:
+    try:
+        real = os.path.realpath(os.fsdecode(path))
+    except (TypeError, ValueError):
+        return False
+    return any(real == r or real.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def _judge_file(state: dict, event: str, args: tuple) -> str | None:
+    """Files: a solution reads nothing but Python's own files and writes only in its private /tmp
+    (where it has one); anything else ends the part (the view behind it holds nothing anyway)."""
     if event == "open":
         path = args[0] if args else None
         if isinstance(path, int):
-            return False
+            return None
         if _writes(args):
-            return True
-        real = os.path.realpath(os.fsdecode(path)) if isinstance(path, (str, bytes, os.PathLike)) else ""
-        return not any(real == r or real.startswith(r.rstrip("/") + "/") for r in state["read_roots"])
-    return any(event.startswith(f) if f.endswith(".") else event == f for f in FILE_EVENTS)
+            return None if _under(path, state["write_roots"]) else f"opens {path!r} for writing"
+        ok = _under(path, state["read_roots"] + state["write_roots"] + DEVICES)
+        return None if ok else f"opens {path!r}, outside what a solution may read"
+    if any(event.startswith(f) if f.endswith(".") else event == f for f in FILE_EVENTS):
+        where = args[0] if args and isinstance(args[0], (str, bytes)) else None
+        if where is not None and _under(where, state["write_roots"]):
+            return None
+        return f"uses {event} on {where!r}"
+    return None
 
 
 def install(torch) -> None:
@@ -127,25 +142,23 @@ def install(torch) -> None:
     for func in _watched_functions():
         _trip(func)
     kept = [_dispatcher_kernels(torch)]                     # their C++ handles live as long as the hook
-    state = {"armed": False, "code": None, "read_roots": None, "kept": kept}
+    state = {"armed": False, "code": None, "read_roots": (), "write_roots": (), "kept": kept}
 
     def hook(event, args):
         if not state["armed"]:
             if event == ARM_EVENT:
-                state.update(armed=True, code=args[0], read_roots=args[1])
+                state.update(armed=True, code=args[0], read_roots=tuple(args[1]), write_roots=tuple(args[2]))
             return
-        reason = _judge(state, event, args)
+        reason = _judge(state, event, args) or _judge_file(state, event, args)
         if reason is not None:
             tattle("the solution cell " + reason)
-        if state["read_roots"] is not None and _refuse_file(state, event, args):
-            raise PermissionError(f"the grader's sandbox refuses {event} {args[:1]!r}")
 
     sys.addaudithook(hook)
 
 
-def arm(code, read_roots) -> None:
+def arm(code, read_roots, write_roots) -> None:
     """From here on the hook refuses; nothing can switch it back (part process only)."""
-    sys.audit(ARM_EVENT, code, None if read_roots is None else tuple(read_roots))
+    sys.audit(ARM_EVENT, code, tuple(read_roots), tuple(write_roots))
 
 
 def _trip(func) -> None:

@@ -25,6 +25,7 @@ class ClassGrader:
     def __init__(self, level: str, opts: sandbox.SandboxOptions, jobs: int, student_timeout: float = 300.0):
         self.level, self.opts, self.student_timeout = level, opts, student_timeout
         self.zygotes = [sandbox.Zygote(level) for _ in range(max(1, jobs))]
+        self.timing: dict = {}                             # seconds spent grading and recording, summed
 
     def ready(self) -> dict:
         """The first zygote's hello (level, cgroup, seccomp); SandboxError if one could not start."""
@@ -84,6 +85,9 @@ class ClassGrader:
             out = json.loads(b"".join(chunks).decode()) if status == 0 else {}
         except ValueError:
             out = {}
+        timing = out.pop("\0timing", {})
+        for key in ("grade", "record"):
+            self.timing[key] = self.timing.get(key, 0.0) + float(timing.get(key, 0.0))
         for notebook, _ in notebooks:
             got = out.get(notebook)
             if got is None:
@@ -103,14 +107,16 @@ def _worker(student, notebooks, zygote, cases, wants, opts, root, record, w) -> 
     """One student's notebooks, graded and recorded; JSON on ``w``; never returns."""
     code = 0
     try:
-        out = {}
+        out, start = {}, time.monotonic()
         for notebook, path in notebooks:
             nb, problem = runner.read_notebook(path, root)
             verdicts = (runner.invalid(problem) if problem else
                         runner.grade_sources(runner.solution_sources(nb), zygote, cases, wants, opts))
             out[notebook] = {"invalid": problem, "parts": {p: v.as_dict() for p, v in verdicts.items()}}
+        graded = time.monotonic()
         if record is not None and not any(v["invalid"] for v in out.values()):
             record(student, {(student, nb): v["parts"] for nb, v in out.items()})
+        out["\0timing"] = {"grade": graded - start, "record": time.monotonic() - graded}
         wire.write_all(w, json.dumps(out).encode())
     except BaseException:                                    # noqa: BLE001
         code = 1

@@ -145,17 +145,22 @@ def interpret(reply: dict, raw: bytes, timeout: float) -> Outcome:
 class Zygote:
     """One zygote process, started at once (its torch import overlaps the grader's own start-up)."""
 
-    def __init__(self, level: str, log_dir: str | None = None):
+    def __init__(self, level: str, python: str | None = None, paths: dict | None = None):
+        """``python`` and ``paths`` (see :func:`python_paths`) default to the grader's own interpreter."""
         self.level, self.proc, self.info = level, None, None
-        self.log = tempfile.TemporaryFile(dir=log_dir)
+        self.python, self.paths = python or sys.executable, paths or python_paths()
+        self.log = tempfile.TemporaryFile()
         self._spawn()
 
     def _spawn(self) -> None:
         parent, child = socket.socketpair()
-        cfg = dict(python_paths(), level=self.level, fd=child.fileno(), grader_pid=os.getpid(), harness=HARNESS)
+        cfg = dict(self.paths, level=self.level, fd=child.fileno(), grader_pid=os.getpid(), harness=HARNESS)
         self.read_roots = cfg["read_roots"]
-        env = dict(ENV, COURSE_GRADING_DEBUG="1") if os.environ.get("COURSE_GRADING_DEBUG") else dict(ENV)
-        self.proc = subprocess.Popen([sys.executable, "-I", "-S", ZYGOTE, json.dumps(cfg)], env=env,
+        env = dict(ENV)
+        for name in ("LD_LIBRARY_PATH", "COURSE_GRADING_DEBUG"):   # where libpython is; debugging the sandbox
+            if os.environ.get(name):
+                env[name] = os.environ[name]
+        self.proc = subprocess.Popen([self.python, "-I", "-S", ZYGOTE, json.dumps(cfg)], env=env,
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=None if env.get("COURSE_GRADING_DEBUG") else self.log,
                                      pass_fds=(child.fileno(),), start_new_session=True, cwd="/")

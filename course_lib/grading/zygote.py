@@ -158,7 +158,7 @@ class Zygote:
                  "tattle": bufs[tr].decode("utf-8", "replace")[:300],
                  "setup_error": bufs[er].decode("utf-8", "replace")[:1000],
                  "seconds": time.monotonic() - start, "peak_mb": 0.0 if cg is None else cg.peak_mb(),
-                 "overflow": bool(bufs.get("overflow"))}
+                 "overflow": bool(bufs.get("overflow")), "cpu": bufs["cpu"]}
         for fd in (r, tr, er):
             os.close(fd)
         return reply, bufs[r]
@@ -193,7 +193,8 @@ def _watch_part(pid: int, fds: tuple, timeout: float):
                 continue
             bufs[fd] += chunk
     os.close(pidfd)
-    _, status = os.waitpid(pid, 0)
+    _, status, usage = os.wait4(pid, 0)
+    bufs["cpu"] = usage.ru_utime + usage.ru_stime
     return bufs, timed_out, status
 
 
@@ -219,7 +220,7 @@ def part_process(z: Zygote, req: dict, cases: list, fds: tuple, cg) -> None:
         if layers.get("seccomp", True) and z.seccomp.supported():
             z.seccomp.install(os.getpid())
         if layers.get("guard", True):
-            z.guard.arm(code, None if namespaced else req["read_roots"])
+            z.guard.arm(code, req["read_roots"], ["/tmp"] if namespaced else [])
     except BaseException as e:                                   # noqa: BLE001 (never run unconfined)
         _fail(ew, e)
     os.close(ew)                                                 # only the grader's code could write there

@@ -1,0 +1,109 @@
+"""Shared pieces of the sandbox and attack tests: a zygote, the source notebook's solutions, one part run.
+
+``run_part`` sends a part straight to the zygote, *without* the static policy (the attacks must be
+stopped even when the policy is bypassed); ``layers`` switches the seccomp filter and the guard off
+to test what the namespaces, the file-system view and the cgroup hold on their own.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from course_lib.grading import runner, sandbox
+
+REPO = Path(__file__).resolve().parents[2]
+SOURCE = REPO / "notebooks" / "07_exercise" / "encoder_from_scratch.ipynb"
+LEVEL = sandbox.detect_level()
+OUTSIDE = ("/run/lock", "/dev/shm", "/tmp", "/var/tmp", "/srv")
+MARK = "course-attack"
+
+_NB = nbformat.read(SOURCE, as_version=4)
+GOOD = runner.solution_sources(_NB)
+CASES, WANTS = runner.all_cases(_NB)
+OFF = {"seccomp": False, "guard": False}
+
+
+@pytest.fixture(scope="module")
+def zygote():
+    z = sandbox.Zygote(LEVEL)
+    z.ready()
+    yield z
+    z.close()
+
+
+def options(**kw) -> sandbox.SandboxOptions:
+    return sandbox.SandboxOptions(**{"timeout": 10.0, **kw})
+
+
+def run_part(z, part: str, source: str, opts=None, **extra):
+    """(PartResult, Outcome) for ``source`` as the cell of ``part``; no static policy."""
+    header, arrays = runner.request(part, source, CASES[part], opts or options(), z.read_roots, **extra)
+    outcome = z.run(header, arrays)
+    return runner.judge(part, CASES[part], WANTS[part], outcome), outcome
+
+
+def probe(z, source: str, opts=None, layers=None) -> dict:
+    """What ``probe()`` defined in ``source`` returns inside a part process (JSON)."""
+    header, arrays = runner.request("attention", source, CASES["attention"][:1], opts or options(), z.read_roots,
+                                    probe=True, layers=layers or {})
+    outcome = z.run(header, arrays)
+    assert outcome.status == "ok", outcome.failure
+    return outcome.header["probe"]
+
+
+def with_prologue(part: str, prologue: str) -> str:
+    """The correct solution of ``part`` with ``prologue`` run first (at the cell's top level)."""
+    return prologue.strip("\n") + "\n" + GOOD[part]
+
+
+def processes_of(uid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/status") as f:
+                    uids = next(line for line in f if line.startswith("Uid:")).split()[1:]
+            except (OSError, StopIteration):
+                continue
+            if str(uid) in uids:
+                found.append(int(entry))
+    return found
+
+
+def marks_outside() -> list[str]:
+    """Files the attacks try to leave behind, anywhere they could have written."""
+    found = []
+    for d in OUTSIDE:
+        try:
+            found += [os.path.join(d, n) for n in os.listdir(d) if n.startswith(MARK)]
+        except OSError:
+            pass
+    return found
+
+
+def assert_contained(z, outcome=None, uid: int = 65534) -> None:
+    """Nothing of the part survives, nothing was left outside, the zygote still serves a correct part."""
+    if outcome is not None:
+        assert outcome.survivors == 0
+    if LEVEL in ("root", "uid"):
+        deadline = time.monotonic() + 3
+        while processes_of(uid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert processes_of(uid) == []
+    assert marks_outside() == []
+    assert z.proc.poll() is None
+    result, _ = run_part(z, "feed_forward", GOOD["feed_forward"])
+    assert result.passed, result.message
+
+
+def kill_quietly(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass

@@ -1,0 +1,301 @@
+"""The sandbox's layers, each on its own: namespaces and the allow-list view, limits, the zygote's
+clean start, the wire format, the static policy, and reading submissions without following links.
+
+``layers=OFF`` switches the seccomp filter and the guard off: what is checked then is what the
+kernel holds (namespaces, mounts, uid, cgroup) even for code that gets past the Python-level guard.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import time
+
+import numpy as np
+import pytest
+from attack_kit import (CASES, GOOD, LEVEL, OFF, assert_contained, options, probe, processes_of, run_part,
+                        zygote)  # noqa: F401
+
+from course_lib.grading import policy, runner, sandbox, wire
+from course_lib.grading.parts import part_of_test
+
+PROBE_FILES = """
+import os
+def read(path):
+    try:
+        with open(path, 'rb') as f:
+            return f.read(200).decode('latin-1')
+    except OSError as e:
+        return type(e).__name__
+def probe():
+    r = {{'uid': os.getuid(), 'pid': os.getpid(), 'ppid': os.getppid(), 'sid': os.getsid(0),
+         'env': dict(os.environ), 'proc': sorted(p for p in os.listdir('/proc') if p.isdigit()),
+         'root': sorted(os.listdir('/'))}}
+    r['tty_nr'] = read('/proc/self/stat').split(') ')[1].split()[4]
+    for name, path in {paths!r}.items():
+        r[name] = read(path)
+    for target in ('/run/lock/course-attack', '/dev/shm/course-attack', '/var/tmp/course-attack', '/course-attack'):
+        try:
+            with open(target, 'w') as f:
+                f.write('x')
+            r['wrote ' + target] = True
+        except OSError as e:
+            r['wrote ' + target] = type(e).__name__
+    try:
+        import course_lib
+        r['course_lib'] = course_lib.__file__
+    except ImportError as e:
+        r['course_lib'] = type(e).__name__
+    return r
+"""
+
+needs_view = pytest.mark.skipif(LEVEL not in ("root", "userns"), reason="no namespaces on this machine")
+
+
+@needs_view
+def test_a_part_sees_only_the_allow_list(zygote, tmp_path):  # noqa: F811
+    secret = tmp_path / "gradebook.db"
+    secret.write_text("GRADES")
+    os.chmod(secret, 0o644)
+    paths = {"gradebook": str(secret), "hostname": "/etc/hostname", "source": str(runner.__file__),
+             "grader_environ": f"/proc/{os.getpid()}/environ", "zygote_environ": "/proc/1/environ",
+             "passwd": "/etc/passwd"}
+    r = probe(zygote, PROBE_FILES.format(paths=paths), layers=OFF)
+    for name in paths:
+        assert r[name] in ("FileNotFoundError", "PermissionError"), (name, r[name])
+    assert r["course_lib"] in ("ModuleNotFoundError", "ImportError")
+    assert set(r["root"]) <= {".empty", "dev", "proc", "tmp", "root", "work", "usr", "home", "srv", "opt"}, r["root"]
+    assert all(v != True for k, v in r.items() if k.startswith("wrote")), r   # noqa: E712
+    assert r["proc"] == ["1"] and r["pid"] == 1 and r["ppid"] == 0       # its own PID namespace, alone
+    assert r["sid"] == 1 and r["tty_nr"] == "0"                          # its own session, no terminal
+    set_by_torch = {k for k in r["env"] if k.startswith("TORCH")}                # e.g. its inductor cache dir
+    assert set(r["env"]) - set_by_torch <= set(sandbox.ENV) | {"COURSE_GRADING_DEBUG", "LD_LIBRARY_PATH"}
+    if LEVEL == "root":
+        assert r["uid"] == 65534
+    assert secret.read_text() == "GRADES"
+    assert_contained(zygote)
+
+
+def test_the_zygote_never_held_the_graders_state(monkeypatch):
+    """A fresh interpreter: the grader's environment (a hub token) is in neither its environment nor
+    its memory, though the grader itself holds it."""
+    token = "hub-token-" + os.urandom(8).hex()
+    monkeypatch.setenv("JUPYTERHUB_API_TOKEN", token)
+    roster = ["student-" + os.urandom(6).hex() for _ in range(3)]             # the grader's class list
+    z = sandbox.Zygote(LEVEL)
+    try:
+        z.ready()
+        zygotes = [p for p in _descendants(z.proc.pid)] + [z.proc.pid]
+        for pid in zygotes:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                assert token.encode() not in f.read()
+            assert not _memory_holds(pid, [token] + roster)
+        assert _memory_holds(os.getpid(), [token])                        # the scan does find it where it is
+        assert roster                                                     # (kept alive in this process)
+    finally:
+        z.close()
+
+
+def _descendants(pid: int) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if ppid == pid:
+                out += [int(entry)] + _descendants(int(entry))
+    return out
+
+
+def _memory_holds(pid: int, needles: list[str]) -> bool:
+    found = False
+    with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
+        for line in maps:
+            addr, perms = line.split()[:2]
+            if "r" not in perms or "[vvar" in line or "[vsyscall" in line:
+                continue
+            start, end = (int(x, 16) for x in addr.split("-"))
+            try:
+                mem.seek(start)
+                chunk = mem.read(end - start)
+            except (OSError, ValueError, OverflowError):
+                continue
+            found = found or any(n.encode() in chunk for n in needles)
+    return found
+
+
+@needs_view
+def test_the_private_tmp_is_small_and_goes_with_the_part(zygote):  # noqa: F811
+    source = ("def probe():\n    import os\n    n = 0\n    try:\n        with open('/tmp/course-attack', 'wb') as f:\n"
+              "            for _ in range(64):\n                f.write(b'x' * (1 << 20)); n += 1\n"
+              "    except OSError as e:\n        return {'mb': n, 'error': type(e).__name__}\n    return {'mb': n}\n")
+    r = probe(zygote, source, opts=options(tmp_mb=8, max_file_mb=64), layers=OFF)
+    assert r["mb"] <= 8 and r["error"] == "OSError"
+    assert not os.path.exists("/tmp/course-attack")
+    assert_contained(zygote)
+
+
+FORK_BOMB = """
+import os, time
+def probe():
+    kids, refused = 0, 0
+    for _ in range(60):
+        try:
+            if os.fork() == 0:
+                block = bytearray(64 << 20)
+                for i in range(0, len(block), 4096):
+                    block[i] = 1
+                time.sleep(30)
+                os._exit(0)
+            kids += 1
+        except OSError:
+            refused += 1
+    block = bytearray(256 << 20)
+    for i in range(0, len(block), 4096):
+        block[i] = 1
+    return {'kids': kids, 'refused': refused}
+"""
+
+
+@needs_view
+def test_memory_is_capped_for_the_part_as_a_whole(zygote):  # noqa: F811
+    """60 children of 64 MiB each, the fork refusal left to the kernel alone (no seccomp, no guard)."""
+    opts = options(memory_mb=256, max_processes=8, timeout=8)
+    header, arrays = runner.request("attention", FORK_BOMB, CASES["attention"][:1], opts, zygote.read_roots,
+                                    probe=True, layers=OFF, nproc=1000)
+    outcome = zygote.run(header, arrays)
+    if outcome.status == "ok":                          # it ended in time: the kernel refused the rest
+        assert outcome.header["probe"].get("kids", 0) <= 8
+    assert outcome.survivors == 0
+    assert_contained(zygote, outcome)
+
+
+GRANDCHILD = """
+import os, time
+def probe():
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            with open('/tmp/alive', 'w') as f:
+                f.write(str(os.getpid()))
+            while True:
+                time.sleep(0.1)
+        os._exit(0)
+    while True:
+        pass
+"""
+
+
+@needs_view
+def test_a_grandchild_does_not_outlive_the_timeout(zygote):  # noqa: F811
+    before = set(processes_of(65534))
+    header, arrays = runner.request("attention", GRANDCHILD, CASES["attention"][:1], options(timeout=2),
+                                    zygote.read_roots, probe=True, layers=OFF, nproc=1000)
+    start = time.monotonic()
+    outcome = zygote.run(header, arrays)
+    assert outcome.status == "student" and "timed out" in outcome.failure
+    assert time.monotonic() - start < 8
+    assert outcome.survivors == 0
+    assert set(processes_of(65534)) <= before
+    assert_contained(zygote, outcome)
+
+
+def test_kill_everything_it_can_reach(zygote):  # noqa: F811
+    """kill(-1) without seccomp and guard: only the part's own PID namespace is in reach."""
+    source = "import os\ndef probe():\n    os.kill(-1, 9)\n    return {}\n"
+    header, arrays = runner.request("attention", source, CASES["attention"][:1], options(), zygote.read_roots,
+                                    probe=True, layers=OFF)
+    zygote.run(header, arrays)
+    assert_contained(zygote)
+
+
+def test_symlinked_submissions_are_not_followed(tmp_path):
+    root = tmp_path / "submitted"
+    real = root / "alice" / "07_exercise"
+    real.mkdir(parents=True)
+    (real / "nb.ipynb").write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    nb, problem = runner.read_notebook(str(real / "nb.ipynb"), str(root))
+    assert problem is None and nb.cells == []
+    cases = {"file": ("eve", lambda d: (d.mkdir(parents=True), (d / "nb.ipynb").symlink_to(real / "nb.ipynb"))),
+             "folder": ("mallory", lambda d: (d.parent.mkdir(), d.symlink_to(real))),
+             "root_only": ("trent", lambda d: (d.mkdir(parents=True), (d / "nb.ipynb").symlink_to("/etc/shadow"))),
+             "extra_file": ("oscar", lambda d: (d.mkdir(parents=True), (d / "nb.ipynb").write_text("{}"),
+                                                (d / "data.csv").symlink_to("/etc/passwd")))}
+    for kind, (student, make) in cases.items():
+        folder = root / student / "07_exercise"
+        make(folder)
+        nb, problem = runner.read_notebook(str(folder / "nb.ipynb"), str(root))
+        assert nb is None and "symbolic link" in problem, kind
+    verdicts = runner.invalid("the submission contains a symbolic link")
+    assert all(v.status == "failed" for v in verdicts.values())
+
+
+def test_parse_refuses_pickles_and_garbage():
+    buf = io.BytesIO()
+    np.save(buf, np.array([{"x": 1}], dtype=object), allow_pickle=True)
+    with pytest.raises(ValueError):
+        wire.parse(wire.frame(b'{"cases": []}') + wire.frame(buf.getvalue()))
+    with pytest.raises(ValueError):
+        wire.parse(b"\x00\x00\x00\x00\x00\x00\x00\x05{\"a\":")
+    header, arrays = wire.parse(wire.frame(b'{"a": 1}') + wire.frame(wire.npy(np.zeros(())))
+                                + wire.frame(wire.npy(np.ones((2, 3)))))
+    assert header == {"a": 1} and arrays[0].shape == () and arrays[1].shape == (2, 3)
+
+
+def test_cases_keep_shared_tensors_shared():
+    import torch
+    q = torch.randn(2, 3)
+    arrays: list = []
+    value = wire.decode(wire.encode({"query": q, "key": q, "n": 3, "t": (1, 2)}, arrays), arrays)
+    assert value["query"] is value["key"] and torch.equal(value["query"], q) and value["t"] == (1, 2)
+
+
+def test_outcomes_from_the_part_are_never_grader_errors():
+    """Only the sandbox's own channels (set-up errors, survivors) make a grader error."""
+    part_says = sandbox.interpret({"wait_status": 0}, wire.frame(b'{"sandbox_error": "could not grade"}'), 5)
+    assert part_says.status == "ok"
+    assert sandbox.interpret({"tattle": "could not grade"}, b"", 5).status == "student"
+    assert sandbox.interpret({"wait_status": 31}, b"", 5).status == "student"             # SIGSYS
+    assert sandbox.interpret({"setup_error": "OSError: mount"}, b"", 5).status == "grader"
+    assert sandbox.interpret({"survivors": 2}, b"", 5).status == "grader"
+
+
+@pytest.mark.parametrize("source, ok", [
+    ("def f(q):\n    return torch.softmax(q, -1)\n", True),
+    ("import math\nimport torch.nn.functional as F\nfrom torch import nn\n", True),
+    ("import warnings\nwarnings.warn('fine')\n", True),
+    ("import os\n", False),
+    ("from course_lib import Encoder\n", False),
+    ("x = F.scaled_dot_product_attention(q, k, v)\n", False),
+    ("m = nn.MultiheadAttention(8, 2)\n", False),
+    ("f = getattr(F, 'scaled_dot_product_attention')\n", False),
+    ("open('/etc/passwd')\n", False),
+    ("m = torch.sys.modules\n", False),
+    ("f = torch.ops.aten.mm\n", False),
+    ("y = scaled_dot_product_attention(q, k, v)\n", True),
+])
+def test_policy(source, ok):
+    """The static policy: the first, cheap layer (the attacks in test_attacks.py get past it)."""
+    assert (policy.check_source(source) is None) == ok, policy.check_source(source)
+
+
+def test_part_of_test_prefers_the_longest_name():
+    assert part_of_test("test_encoder_layer") == "encoder_layer"
+    assert part_of_test("test_encoder") == "encoder"
+    assert part_of_test("test_multi_head_attention") == "multi_head_attention"
+    assert part_of_test("answer_cost") is None
+
+
+def test_the_reference_sources_lack_the_graded_part():
+    from course_lib.grading import references
+    modules, exports = references.for_part("encoder")
+    text = "\n".join(src for _, src in modules)
+    assert not re.search(r"^class Encoder\b", text, re.M) and re.search(r"^class EncoderLayer\b", text, re.M)
+    assert set(exports) == {"EncoderLayer", "sinusoidal_positional_encoding"}
+    modules, _ = references.for_part("multi_head_attention")
+    assert not any(re.search(r"^class MultiHeadAttention\b", src, re.M) for _, src in modules)
+    assert GOOD["attention"]
