@@ -111,3 +111,16 @@ def test_bad_input_raises(minilm):
 
 # Every device this machine has: the CPU always, CUDA where a GPU is present (never skipped).
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_runs_on_device(minilm, batch, device):
+    model, _ = load_minilm(device=device)
+    with torch.no_grad():
+        gpu, attn = model(batch["input_ids"].to(device), key_padding_mask=batch["key_padding_mask"].to(device),
+                          return_attention=True)
+        cpu = minilm[0](batch["input_ids"], key_padding_mask=batch["key_padding_mask"])
+    assert gpu.device.type == device and attn[0].device.type == device
+    keep = ~batch["key_padding_mask"]
+    assert (gpu.cpu() - cpu)[keep].abs().max() < 1e-3                                # TF32 may be on
+    assert torch.allclose(model.sentence_embedding(batch).cpu(), minilm[0].sentence_embedding(batch), atol=1e-3)
