@@ -59,6 +59,8 @@ class EncoderLayer(nn.Module):
         self.dropout2 = nn.Dropout(dropout)
 
     def attend(self, x, key_padding_mask, attn_mask, need_weights):
+        """Self-attention: ``x`` is the query, the key and the value (one tensor, so the fused path
+        projects all three in one matrix product)."""
         return self.self_attn(x, x, x, key_padding_mask=key_padding_mask, attn_mask=attn_mask,
                               need_weights=need_weights)
 
