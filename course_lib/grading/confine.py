@@ -60,9 +60,13 @@ def _write(path: str, text: str) -> None:
 
 
 def _map_user(inside: int, outside: int, gid_outside: int) -> None:
+    """Map one uid and gid into the new user namespace (the process must be dumpable to write its
+    maps: a grader that changed uid is not, so it is for the moment of writing only)."""
+    prctl(PR_SET_DUMPABLE, 1)
     _write("/proc/self/setgroups", "deny")
     _write("/proc/self/uid_map", f"{inside} {outside} 1")
     _write("/proc/self/gid_map", f"{inside} {gid_outside} 1")
+    prctl(PR_SET_DUMPABLE, 0)
 
 
 def enter(level: str) -> bool:

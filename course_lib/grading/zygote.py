@@ -116,7 +116,8 @@ class Zygote:
             self.confine.build_view(self.cfg["readonly"], self.cfg["hidden"])
         return {"ready": True, "level": self.level, "pid": os.getpid(),
                 "cgroup": None if self.cg is None else f"v{self.cg.version}",
-                "seccomp": self.seccomp.supported()}
+                "seccomp": self.seccomp.supported(),
+                "modules": sorted({m.split(".")[0] for m in sys.modules})}
 
     def serve(self) -> None:
         while True:
