@@ -17,9 +17,31 @@ def main(argv=None) -> int:
     if argv[0] != "autograde":
         print(f"unknown command {argv[0]!r}\n\n{USAGE}", file=sys.stderr)
         return 2
+    _prespawn(argv[1:])
     from .autograde import main as autograde_main
     autograde_main(argv[1:])
     return 0
+
+
+def _option(argv: list, name: str, default: str) -> str:
+    for i, arg in enumerate(argv):
+        if arg == f"--{name}" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith(f"--{name}="):
+            return arg.split("=", 1)[1]
+    return default
+
+
+def _prespawn(argv: list) -> None:
+    """Start the sandbox's zygotes now, so that their torch import overlaps nbgrader's start-up (the
+    app adopts them if its settings agree, else it starts its own)."""
+    from . import pool, sandbox
+    try:
+        level = sandbox.detect_level(_option(argv, "sandbox", "auto"))
+        jobs = max(1, int(_option(argv, "jobs", "2")))
+    except ValueError:
+        return
+    pool.PRESPAWNED[:] = [level, [sandbox.Zygote(level) for _ in range(jobs)]]
 
 
 if __name__ == "__main__":

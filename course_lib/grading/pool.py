@@ -19,12 +19,30 @@ import time
 from . import runner, sandbox, wire
 
 
+PRESPAWNED: list = []                                   # [level, [Zygote]] started by __main__, if any
+
+
+def _zygotes(level: str, jobs: int) -> list:
+    """``jobs`` zygotes at ``level``: the prespawned ones if they fit, else new ones."""
+    found = []
+    if PRESPAWNED:
+        pre_level, pre = PRESPAWNED
+        PRESPAWNED.clear()
+        if pre_level == level:
+            found, extra = pre[:jobs], pre[jobs:]
+        else:
+            extra = pre
+        for z in extra:
+            z.close()
+    return found + [sandbox.Zygote(level) for _ in range(jobs - len(found))]
+
+
 class ClassGrader:
     """``jobs`` zygotes, started now; :meth:`grade` uses them; :meth:`close` ends them."""
 
     def __init__(self, level: str, opts: sandbox.SandboxOptions, jobs: int, student_timeout: float = 300.0):
         self.level, self.opts, self.student_timeout = level, opts, student_timeout
-        self.zygotes = [sandbox.Zygote(level) for _ in range(max(1, jobs))]
+        self.zygotes = _zygotes(level, max(1, jobs))
         self.timing: dict = {}                             # seconds spent grading and recording, summed
 
     def ready(self) -> dict:
