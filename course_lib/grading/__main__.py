@@ -35,7 +35,8 @@ def _option(argv: list, name: str, default: str) -> str:
 def _prespawn(argv: list) -> None:
     """Start the sandbox's zygotes now, so that their torch import overlaps nbgrader's start-up (the
     app adopts them if its settings agree, else it starts its own)."""
-    from . import pool, sandbox
+    from . import confine, pool, sandbox
+    confine.prctl(confine.PR_SET_DUMPABLE, 0)      # same-uid processes cannot read our memory or environment
     try:
         level = sandbox.detect_level(_option(argv, "sandbox", "auto"))
         jobs = max(1, int(_option(argv, "jobs", "2")))

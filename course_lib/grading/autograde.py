@@ -2,9 +2,10 @@
 
 Two phases:
 
-1. **Grade** (parallel, ``--jobs`` processes): for each submission, the six solution cells are taken
-   out of the notebook and each part runs in its own sandboxed process (:mod:`.sandbox`) on the
-   grader's cases; the results are judged here, in processes that never run student code.
+1. **Grade** (parallel, ``--jobs`` workers, each with a sandbox zygote, :mod:`.pool`): for each
+   submission (read without following links), the solution cells are taken out of the notebook and
+   each part runs in its own confined process forked by the zygote (:mod:`.sandbox`, :mod:`.zygote`)
+   on the grader's cases; the results are judged in the worker, which never runs student code.
 2. **Record** (nbgrader's own ``Autograde`` converter): the notebook is sanitized as usual (outputs
    cleared, locked and test cells restored from the gradebook by their checksums, deleted test
    cells added back), then -- instead of executing the notebook in a kernel -- each test cell gets
@@ -13,7 +14,7 @@ Two phases:
    after a plain ``nbgrader autograde``; written answers still wait for manual grading.
 
 Options (also settable in nbgrader_config.py as ``c.SandboxGrader.<name>``): ``--jobs N``,
-``--part-timeout S`` (wall clock per part), ``--sandbox root|userns|rlimits``, plus every option of
+``--part-timeout S`` (wall clock per part), ``--sandbox root|userns|uid|rlimits``, plus every option of
 ``nbgrader autograde`` (``--student``, ``--force``, ``--notebook``, ...).
 """
 

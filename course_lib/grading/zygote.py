@@ -8,16 +8,16 @@ course_lib and never holds the grader's state (no class list, no gradebook, no t
 :mod:`wire`, :mod:`confine`, :mod:`cgroups`, :mod:`seccomp`, :mod:`guard` and EXERCISE's
 ``harness.py`` by file path, before it leaves the host's file system. Then:
 
-1. its namespaces (:func:`confine.enter`), torch and numpy imported and warmed up, the guard
-   installed (:func:`guard.install`), the cgroup base opened, and ``pivot_root`` into the
-   allow-list view (:func:`confine.build_view`);
-2. for every request (a part's source, the references of its dependencies, its cases), a
-   supervisor process (own session, PID/mount/network/IPC namespaces, the part's cgroup) forks the
-   part process (PID 1 there): /proc and /tmp of its own, rlimits, another uid, no_new_privs,
-   the dependencies' references, seccomp, the guard armed, then the student's cell and the cases;
-   the supervisor kills it at the deadline (and with it the whole namespace);
+1. its namespaces (:func:`confine.enter`; it goes on as PID 1 of its own PID namespace), torch and
+   numpy imported and warmed up, the guard installed (:func:`guard.install`), the cgroup base
+   opened, and ``pivot_root`` into the allow-list view (:func:`confine.build_view`);
+2. for every request (a part's source, the references of its dependencies, its cases) it forks the
+   part process, PID 1 of a new PID namespace (``unshare(CLONE_NEWPID)`` before the fork, ``setns``
+   back after it): its own session, cgroup, mount and IPC namespaces, /proc and /tmp, rlimits,
+   another uid, no_new_privs, the dependencies' references, seccomp, the guard armed, then the
+   student's cell and the cases; at the deadline the zygote kills it, and with it the namespace;
 3. the answer to the grader: what the part wrote (raw, parsed by the grader), the reason the guard
-   gave if any, how the process ended, whether anything survived.
+   gave if any, how the process ended, whether anything survived in its cgroup.
 """
 
 import json
