@@ -194,8 +194,11 @@ class SandboxAutogradeApp(AutogradeApp):
         source = hidden_source(self.coursedir, self.coursedir.assignment_id, notebook_ids[0]) if jobs else None
         if source is None:
             self.log.warning("No hidden tests found (gradebook or source notebook): grading the visible cases only")
+        t0 = time.monotonic()
         cases, wants = runner.all_cases(source)
+        t1 = time.monotonic()
         info = grader.ready()
+        self.log.info("Cases and expected answers in %.1f s; sandbox ready %.1f s later", t1 - t0, time.monotonic() - t1)
         self.log.info("Grading %d notebook(s), %d at a time, in a sandbox: level %s, cgroup %s, seccomp %s",
                       len(jobs), settings.jobs, level, info.get("cgroup") or "none", info.get("seccomp"))
         if level in ("rlimits", "uid"):
@@ -222,7 +225,9 @@ class SandboxAutogradeApp(AutogradeApp):
         self.coursedir.student_id = pattern
         for (student, notebook), why in sorted(invalid.items()):
             self.log.warning("Not graded, not recorded: %s/%s is not a valid submission: %s", student, notebook, why)
+        t2 = time.monotonic()
         _similarity_summary(self, results)
+        self.log.info("Similarity report in %.1f s", time.monotonic() - t2)
         failed = sorted({s for (s, _), parts in results.items() if any(v["status"] == "error" for v in parts.values())})
         if failed:
             # the grader failed (never a submission's doing: those are "failed"); record zeros with the reason

@@ -66,8 +66,9 @@ FRAME_ATTRIBUTES = {"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back", "f
 REBOUND_ATTRIBUTES = {"__code__", "__defaults__", "__kwdefaults__", "__globals__", "__closure__"}
 # files: reads only under the read roots (+ the devices below), writes only under the write roots
 FILE_EVENTS = ("os.remove", "os.rename", "os.mkdir", "os.rmdir", "os.symlink", "os.link", "os.chmod",
-               "os.chown", "os.truncate", "os.utime", "os.listdir", "os.scandir", "shutil.", "os.chdir",
-               "os.chflags", "os.lchown", "os.mkfifo", "os.mknod", "tempfile.", "glob.glob", "os.chroot")
+               "os.chown", "os.truncate", "os.utime", "shutil.", "os.chflags", "os.lchown", "os.mkfifo",
+               "os.mknod", "tempfile.", "os.chroot")
+LISTING_EVENTS = ("os.listdir", "os.scandir", "glob.glob", "os.chdir")
 DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
 
 
@@ -129,9 +130,11 @@ def _judge_file(state: dict, event: str, args: tuple) -> str | None:
             return None if _under(path, state["write_roots"]) else f"opens {path!r} for writing"
         ok = _under(path, state["read_roots"] + state["write_roots"] + DEVICES)
         return None if ok else f"opens {path!r}, outside what a solution may read"
-    if any(event.startswith(f) if f.endswith(".") else event == f for f in FILE_EVENTS):
+    listing = event in LISTING_EVENTS
+    if listing or any(event.startswith(f) if f.endswith(".") else event == f for f in FILE_EVENTS):
         where = args[0] if args and isinstance(args[0], (str, bytes)) else None
-        if where is not None and _under(where, state["write_roots"]):
+        roots = state["read_roots"] + state["write_roots"] if listing else state["write_roots"]
+        if where is not None and _under(where, roots):
             return None
         return f"uses {event} on {where!r}"
     return None

@@ -69,12 +69,13 @@ def detect_level(requested: str = "auto") -> str:
         if requested not in LEVELS:
             raise ValueError(f"sandbox level: expected one of {LEVELS}, got {requested!r}")
         return requested
+    paths = python_paths()
     for level in (("root",) if os.geteuid() == 0 else ()) + ("userns",):
         pid = os.fork()
-        if pid == 0:
+        if pid == 0:                                     # the zygote's own set-up, in a throwaway child
             try:
                 confine.enter(level)
-                confine.mount("tmpfs", "/tmp", "tmpfs", 0, "size=4k")
+                confine.build_view(paths["readonly"], paths["hidden"])
                 os._exit(0)
             except BaseException:                        # noqa: BLE001
                 os._exit(1)

@@ -8,10 +8,8 @@ leave no process behind and write nothing outside the sandbox.
 
 from __future__ import annotations
 
-import os
-
 import pytest
-from attack_kit import GOOD, LEVEL, assert_contained, run_part, with_prologue, zygote  # noqa: F401
+from attack_kit import GOOD, any_zygote, assert_contained, run_part, with_prologue, zygote  # noqa: F401
 
 OS = "o = getattr(torch, 'o' + 's')\n"
 SYS = "s = getattr(torch, 's' + 'ys')\n"
@@ -90,13 +88,13 @@ ATTACKS = [
 
 
 @pytest.mark.parametrize("name, part, payload, says", ATTACKS, ids=[a[0] for a in ATTACKS])
-def test_attack_costs_its_part(zygote, name, part, payload, says):  # noqa: F811 (the fixture)
+def test_attack_costs_its_part(any_zygote, name, part, payload, says):  # noqa: F811 (the fixture)
     source = payload if payload.lstrip().startswith("def ") else with_prologue(part, payload)
-    result, outcome = run_part(zygote, part, source)
-    assert result.status == "failed", (name, result)
+    result, outcome = run_part(any_zygote, part, source)
+    assert result.status == "failed", (any_zygote.level, name, result)
     if says is not None:
-        assert says in result.message, (name, result.message)
-    assert_contained(zygote, outcome)
+        assert says in result.message, (any_zygote.level, name, result.message)
+    assert_contained(any_zygote, outcome)
 
 
 def test_the_other_parts_of_an_attacker_still_pass(zygote):  # noqa: F811
@@ -132,9 +130,3 @@ def test_the_reference_of_the_graded_part_is_not_in_its_process(zygote):  # noqa
     copy = "EncoderLayer = [c for c in nn.Module.__subclasses__() if c.__name__ == 'EncoderLayer'][0]\n"
     result, _ = run_part(zygote, "encoder_layer", copy)
     assert result.status == "failed"
-
-
-@pytest.mark.skipif(os.geteuid() != 0 or LEVEL != "root", reason="root's level is what this checks")
-def test_level_is_root_here():
-    """The tests above ran at the strongest level (root on this machine)."""
-    assert LEVEL == "root"

