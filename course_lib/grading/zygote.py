@@ -114,6 +114,9 @@ class Zygote:
         if self.level in ("root", "userns"):
             self.pid_ns = self.confine.own_pid_namespace()
             self.confine.build_view(self.cfg["readonly"], self.cfg["hidden"])
+        import gc
+        gc.collect()
+        gc.freeze()                     # parts share these pages: no collection of theirs touches (copies) them
         return {"ready": True, "level": self.level, "pid": os.getpid(),
                 "cgroup": None if self.cg is None else f"v{self.cg.version}",
                 "seccomp": self.seccomp.supported(),
