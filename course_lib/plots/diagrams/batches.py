@@ -68,14 +68,15 @@ def draw_padded_batch():
     c.text(x0 + T * s / 2, 3.22, "attention weights of sentence 2 (keys across)", fontsize=10.5,
            fontweight="bold")
     notes = ("The mask removes padded keys: their",
-             "scores become −∞ before the softmax,",
-             "so their weights are exactly 0 and",
+             "scores get the most negative float",
+             "(−∞ in the paper), so after the softmax",
+             "their weights are exactly 0 and",
              "each real row still sums to 1.",
              "Padded query rows are computed too,",
              "but nothing reads them: the next layer",
              "masks them again, pooling skips them.")
     for i, line in enumerate(notes):
-        c.text(4.3, 2.4 - i * 0.28, line, fontsize=10, ha="left", color="0.15" if i < 4 else NOTE)
+        c.text(4.3, 2.5 - i * 0.28, line, fontsize=10, ha="left", color="0.15" if i < 5 else NOTE)
     return c.fig
 
 

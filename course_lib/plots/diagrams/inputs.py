@@ -47,7 +47,7 @@ def draw_embedding_output():
         c.arrow((ex + d * cell + 0.04, row_y), (2.95, y), color=position_color(t), lw=1.0, head=7)
         c.cells(3.0, y - cell / 2, d, cell, COLORS["embed"], edge=position_color(t), lw=1.0)
     c.text(3.4, 3.2, "row lookup\n× √d_model", fontsize=9, color=NOTE)
-    c.box(4.1, 1.3, 1.3, 1.7, "+ positions\n\nN encoder\nlayers", fill=COLORS["frame"], edge="0.5",
+    c.box(4.1, 1.3, 1.3, 1.7, "+ positions\n\nN layers", fill=COLORS["frame"], edge="0.5",
           linestyle=(0, (4, 3)), fontsize=10)
     for y in ys:
         c.arrow((3.85, y), (4.08, y), lw=1.0, head=7)
