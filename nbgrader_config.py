@@ -29,3 +29,22 @@ c.SandboxGrader.part_timeout = 20.0      # wall-clock seconds per part; a correc
 c.SandboxGrader.memory_mb = 2048         # address space a part may add
 c.SandboxGrader.uid = 65534              # the student's code runs as nobody (when grading as root)
 c.SandboxGrader.gid = 65534
+
+
+# Feedback goes to the students: it must not show the hidden tests (their seeds would let a student
+# reproduce the hidden cases). generate_feedback removes the hidden blocks of the test cells (whose
+# source comes from the gradebook); a student's own cells are left as written (nbgrader's
+# ClearHiddenTests would stop at a student's stray "BEGIN HIDDEN TESTS" and give them no feedback).
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
+from nbgrader.preprocessors import ClearHiddenTests, GetGrades  # noqa: E402
+
+
+class ClearHiddenTestsInTestCells(ClearHiddenTests):
+    def preprocess_cell(self, cell, resources, index):
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade") and not meta.get("solution") and cell.cell_type == "code":
+            return super().preprocess_cell(cell, resources, index)
+        return cell, resources
+
+
+c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTestsInTestCells, CSSHTMLHeaderPreprocessor]

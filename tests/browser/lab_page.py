@@ -50,7 +50,10 @@ def lab_url(base: str, path: str, token: str | None = None) -> str:
 
 
 def wait_for_lab(page, timeout: float = 60.0) -> None:
+    """Wait until JupyterLab has started, restored its workspace and removed its splash screen."""
     page.wait_for_function("() => !!(window.jupyterapp && window.jupyterapp.shell)", timeout=timeout * 1000)
+    page.evaluate("async () => { await window.jupyterapp.restored; }")
+    page.locator("#jupyterlab-splash").wait_for(state="detached", timeout=timeout * 1000)
 
 
 def open_notebook(page, base: str, path: str, token: str | None = None, timeout: float = 60.0) -> None:

@@ -155,7 +155,7 @@ def run_class(demo, tmp_path, timings: dict, shots: list) -> None:
             shots.append(dialog)
             validated[student] = result
             timings[f"validate {student}"] = time.monotonic() - tv
-            assert "LEAKED" not in result["text"], f"{student}'s own kernel read a classmate's files:\n{result['text'][:2000]}"
+            assert "LEAKED /" not in result["text"], f"{student}'s own kernel read a classmate's files:\n{result['text'][:2000]}"
 
             assignments = open_assignments(page)
             fetched = assignments.locator("#fetched_assignments_list .list_item", has_text=ASSIGNMENT)
@@ -181,8 +181,9 @@ def run_class(demo, tmp_path, timings: dict, shots: list) -> None:
         run = grade(demo, as_root=how == "root")
         grading[how] = (run, gradebook_scores(course, demo.students))
         print(f"grading as {how}: sandbox level {run['level']!r}, {run['seconds']:.1f} s; scores {grading[how][1]}")
-        leaks = [p for p in (course / "autograded").rglob("*.ipynb") if "LEAKED" in p.read_text()]
-        assert not leaks, f"grading as {how}: student code read other files: {leaks}"
+        print("\n".join(line for line in run["log"].splitlines() if " level " in line or " took " in line))
+        leaks = leaked(course / "autograded", secrets_of)
+        assert not leaks, f"grading as {how}: student code read what is not theirs: {leaks}"
         check_scores(grading[how][1], ada, bob, eve, expected_lost, how)
         private(f"after grading as {how}")
     demo.chown_course()
@@ -198,7 +199,8 @@ def run_class(demo, tmp_path, timings: dict, shots: list) -> None:
         page = login(context, demo, teacher, shot)
         page.goto(f"{demo.user_url(teacher)}/formgrader/gradebook/{ASSIGNMENT}/{NOTEBOOK.removesuffix('.ipynb')}",
                   wait_until="domcontentloaded")
-        page.get_by_text(ada).first.wait_for(timeout=30_000)
+        page.locator("tbody tr").nth(len(demo.students) - 1).wait_for(timeout=30_000)   # a row per student
+        page.get_by_text("Show All Names").click()
         shot(page, "instructor_gradebook")
     timings["feedback"] = time.monotonic() - t - timings["grading"]
     private("after the feedback was released")
@@ -228,7 +230,10 @@ def run_class(demo, tmp_path, timings: dict, shots: list) -> None:
         for other, marker in secrets_of.items():
             if other != student:
                 assert marker not in text, f"{student}'s feedback shows {other}'s notebook"
-        assert "LEAKED" not in text and "BEGIN HIDDEN TESTS" not in text, f"{student}'s feedback:\n{text[:3000]}"
+        for word in ("LEAKED /", "### BEGIN HIDDEN TESTS", "hidden_seed"):     # the attack reports "LEAKED <path>: ..."
+            if word in text:
+                at = text.index(word)
+                problems.append(f"{student}'s feedback shows {word!r}: ...{text[max(0, at - 300):at + 300]}...")
         timings[f"feedback {student}"] = time.monotonic() - t
         private(f"after {student} read the feedback")
 
@@ -336,7 +341,7 @@ def grade(demo, as_root: bool) -> dict:
     else:
         proc = demo.run_as(demo.instructor, args, cwd=demo.course_dir(), timeout=GRADE_TIMEOUT)
     log = proc.stdout + proc.stderr
-    m = re.search(r"in a sandbox \((\w+)\)", log)
+    m = re.search(r"in a sandbox(?: \(|: level )(\w+)", log)
     return {"seconds": time.monotonic() - t, "level": m.group(1) if m else "?", "log": log}
 
 
@@ -351,6 +356,20 @@ def gradebook_scores(course: Path, students: list[str]) -> dict[str, dict[str, t
             out[student] = {g.name: (float(g.score), float(g.max_score)) for g in nb.grades
                             if g.name.startswith("test_")}
     return out
+
+
+def leaked(autograded: Path, secrets_of: dict[str, str]) -> list[str]:
+    """What the autograded notebooks show that their student could not know: a classmate's marker
+    anywhere, or the attack's report ("LEAKED ...") or a hidden test's source in an output."""
+    found = []
+    for path in autograded.rglob("*.ipynb"):
+        nb = json.loads(path.read_text())
+        owner = path.relative_to(autograded).parts[0]
+        whole = json.dumps(nb)
+        outputs = json.dumps([c.get("outputs", []) for c in nb["cells"]])
+        found += [f"{owner} shows {other}'s marker" for other, m in secrets_of.items() if other != owner and m in whole]
+        found += [f"{owner}: {word!r} in an output" for word in ("LEAKED /", "### BEGIN HIDDEN TESTS") if word in outputs]
+    return found
 
 
 def check_scores(scores: dict, ada: str, bob: str, eve: str, lost: set[str], how: str) -> None:
