@@ -57,14 +57,42 @@ def _own() -> dict:
     return out
 
 
-def _mkbase(parent: str, name: str) -> int:
+def _mkbase(parent: str, name: str) -> tuple:
+    """(directory fd, its parent's fd, path) of a new base cgroup."""
     path = os.path.join(parent, name)
     os.mkdir(path, 0o700)
-    return os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    return os.open(path, os.O_RDONLY | os.O_DIRECTORY), os.open(parent, os.O_RDONLY | os.O_DIRECTORY), path
+
+
+def remove(path: str, wait: float = 3.0) -> bool:
+    """Remove a base cgroup left by a zygote that was killed: whatever is still in its parts' cgroups
+    is killed, then the directories go. True when nothing is left."""
+    deadline = time.monotonic() + wait
+    while os.path.isdir(path):
+        try:
+            for entry in os.listdir(path):
+                child = os.path.join(path, entry)
+                if os.path.isdir(child):
+                    for pid in _read(os.path.join(child, "cgroup.procs")).split():
+                        _kill(int(pid))
+                    os.rmdir(child)
+            os.rmdir(path)
+        except OSError:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
+    return True
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 class Cgroups:
-    """Base cgroup(s) of one zygote: ``{controller: (directory fd, parent path)}``, v1 or v2."""
+    """Base cgroup(s) of one zygote: ``{controller: (directory fd, parent fd, path)}``, v1 or v2."""
 
     def __init__(self, version: int, bases: dict):
         self.version, self.bases, self.count = version, bases, 0
@@ -92,9 +120,9 @@ class Cgroups:
         for parent in (v2 + own.get("", "/").rstrip("/"), v2):
             try:
                 _write(os.path.join(parent, "cgroup.subtree_control"), "+memory +pids")
-                fd = _mkbase(parent, name)
-                _write("cgroup.subtree_control", "+memory +pids", dir_fd=fd)
-                return cls(2, {"": (fd, os.path.join(parent, name))})
+                base = _mkbase(parent, name)
+                _write("cgroup.subtree_control", "+memory +pids", dir_fd=base[0])
+                return cls(2, {"": base})
             except OSError:
                 continue
         return None
@@ -108,14 +136,14 @@ class Cgroups:
             rel = own.get(c, "/")
             rel = rel[len(root):] if root != "/" and rel.startswith(root) else rel
             parent = point + rel.rstrip("/")
-            bases[c] = (_mkbase(parent, name), os.path.join(parent, name))
+            bases[c] = _mkbase(parent, name)
         return cls(1, bases)
 
     def part(self, memory_mb: int, pids: int) -> "PartCgroup":
         self.count += 1
         name = f"part-{self.count}"
         made = []
-        for c, (fd, _) in self.bases.items():
+        for fd, _, _ in self.bases.values():
             os.mkdir(name, 0o700, dir_fd=fd)
             made.append(fd)
         limits = {"memory.max": f"{memory_mb}M", "memory.swap.max": "0", "pids.max": str(pids),
@@ -128,13 +156,18 @@ class Cgroups:
                     pass                                   # the other version's, or the other controller's file
         return PartCgroup(name, made)
 
+    def paths(self) -> list:
+        return [path for _, _, path in self.bases.values()]
+
     def close(self) -> None:
-        for fd, path in self.bases.values():
+        """Remove the base cgroups (through their parents' descriptors: the zygote no longer sees /sys)."""
+        for fd, parent, path in self.bases.values():
+            os.close(fd)
             try:
-                os.rmdir(path)
+                os.rmdir(os.path.basename(path), dir_fd=parent)
             except OSError:
                 pass
-            os.close(fd)
+            os.close(parent)
 
 
 class PartCgroup:

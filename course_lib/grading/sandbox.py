@@ -204,11 +204,12 @@ class Zygote:
     def kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             try:
-                os.killpg(self.proc.pid, 9)                # the zygote and its supervisors; parts die with them
+                os.killpg(self.proc.pid, 9)                # the zygote and its waiter; parts die with them
             except ProcessLookupError:
                 pass
             self.proc.wait()
         self.sock.close()
+        self._tidy()
 
     def close(self) -> None:
         """Ask the zygote to end (it removes its cgroups); kill it if it does not."""
@@ -217,3 +218,11 @@ class Zygote:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.kill()
+        self._tidy()
+
+    def _tidy(self) -> None:
+        """The zygote's cgroups, if it could not remove them itself (killed mid-part)."""
+        from . import cgroups
+        for path in (self.info or {}).get("cgroup_paths", []):
+            if os.path.isdir(path):
+                cgroups.remove(path)

@@ -119,6 +119,7 @@ class Zygote:
         gc.freeze()                     # parts share these pages: no collection of theirs touches (copies) them
         return {"ready": True, "level": self.level, "pid": os.getpid(),
                 "cgroup": None if self.cg is None else f"v{self.cg.version}",
+                "cgroup_paths": [] if self.cg is None else self.cg.paths(),
                 "seccomp": self.seccomp.supported(),
                 "modules": sorted({m.split(".")[0] for m in sys.modules})}
 

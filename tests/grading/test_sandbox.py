@@ -310,3 +310,20 @@ def test_the_reference_sources_lack_the_graded_part():
     modules, _ = references.for_part("multi_head_attention")
     assert not any(re.search(r"^class MultiHeadAttention\b", src, re.M) for _, src in modules)
     assert GOOD["attention"]
+
+
+def test_a_zygote_leaves_no_cgroup_behind():
+    """Closed or killed mid-part, a zygote's cgroups go (as root, where it has them)."""
+    for end in ("close", "kill"):
+        z = sandbox.Zygote(LEVEL)
+        paths = z.ready()["cgroup_paths"]
+        assert bool(paths) == (os.geteuid() == 0 and LEVEL in ("root", "uid") and z.info["cgroup"] is not None)
+        if end == "kill":
+            header, arrays = runner.request("attention", "while True:\n    pass\n", CASES["attention"][:1],
+                                            options(timeout=30), z.read_roots)
+            wire.write_message(z.sock.fileno(), header, arrays)          # a part is running when it is killed
+            time.sleep(1.0)
+            z.kill()
+        else:
+            z.close()
+        assert not any(os.path.exists(p) for p in paths), paths
