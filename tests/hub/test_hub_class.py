@@ -220,7 +220,8 @@ def run_class(demo, tmp_path, timings: dict, shots: list) -> None:
             assert html_path, f"{student}: no feedback HTML under ~/{ASSIGNMENT}/feedback/"
             page.goto(f"{demo.user_url(student)}/files/{html_path}", wait_until="load")
             text = page.inner_text("body")
-            shot(page, f"{role_of(demo, student)}_feedback", full=True)
+            shot(page, f"{role_of(demo, student)}_feedback")                 # the score and the list of cells
+            shot(page, f"{role_of(demo, student)}_feedback_full", full=True)
         demo.api("DELETE", f"/hub/api/users/{student}/server", timeout=60)
         m = re.search(r"Score:\s*([\d.]+)\s*/\s*([\d.]+)", text)
         assert m, f"{student}'s feedback shows no score:\n{text[:2000]}"
