@@ -540,8 +540,8 @@ def main() -> int:
         for acc in demo.accounts.values():
             print(f"  {acc.role:10}  {acc.name:12}  password {acc.password}")
         print(f"\nInstructor's course directory: {demo.course_dir()}; exchange: {demo.exchange}")
-        print(f"Grade as root:  cd {demo.course_dir()} && env PATH={demo.env}/bin:$PATH "
-              f"python -m course_lib.grading autograde {ASSIGNMENT}")
+        env = " ".join(f"{k}={v}" for k, v in demo.base_env().items())
+        print(f"Grade as root:  cd {demo.course_dir()} && env {env} python -m course_lib.grading autograde {ASSIGNMENT}")
         while demo.hub.poll() is None:
             time.sleep(1)
         print(demo.log_tail())
