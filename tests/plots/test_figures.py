@@ -92,6 +92,15 @@ def test_every_image_a_notebook_shows_exists():
     assert not missing
 
 
+def test_the_exercise_shows_copies_of_res_from_its_own_folder():
+    """nbgrader releases only notebooks/07_exercise/: its figures live there, as copies of res/."""
+    exercise = ROOT / "notebooks" / "07_exercise"
+    targets = [t for nb, _, t in _markdown_images() if nb.parent == exercise]
+    assert targets and all(t.startswith("figures/") for t in targets), targets
+    stale = [t for t in targets if (exercise / t).read_bytes() != (RES / Path(t).name).read_bytes()]
+    assert not stale, f"run `make figures`: {stale}"
+
+
 def test_no_notebook_points_at_a_remote_image():
     remote = [f"{nb.name} cell {i}: {target}" for nb, i, target in _markdown_images()
               if re.match(r"(https?:)?//", target)]
