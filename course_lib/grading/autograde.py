@@ -34,8 +34,8 @@ from nbgrader.apps.autogradeapp import aliases as _nbgrader_aliases
 from nbgrader.apps.autogradeapp import flags as _nbgrader_flags
 from nbgrader.apps.baseapp import NbGrader
 from nbgrader.converters import Autograde, NbGraderException
-from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput,
-                                    NbGraderPreprocessor, SaveAutoGrades)
+from nbgrader.preprocessors import (AssignLatePenalties, IgnorePattern, LimitOutput, NbGraderPreprocessor,
+                                    SaveAutoGrades)
 from traitlets import Float, Integer, List, Unicode
 from traitlets.config import Configurable
 
@@ -204,9 +204,11 @@ class SandboxAutogradeApp(AutogradeApp):
         if level in ("rlimits", "uid"):
             self.log.warning("Sandbox level %r: no namespaces, so a part sees the machine's files (Python's own "
                              "file functions are refused, native ones are not): see the README", level)
+        # nbgrader's list with InjectSandboxResults for Execute, less CheckCellMetadata: the sanitizing pass
+        # just validated the same nbgrader metadata, which these preprocessors do not change
         self.config.Autograde.autograde_preprocessors = [
             InjectSandboxResults, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
-            AssignLatePenalties, CheckCellMetadata]
+            AssignLatePenalties]
         self.config.OverwriteCells.add_missing_cells = True
         pattern = self.coursedir.student_id
 

@@ -33,7 +33,6 @@ keep theirs in default arguments, and rebinding those is refused.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import sys
@@ -233,27 +232,29 @@ def _watched_in(module) -> list:
 
 # ------------------------------------------------------------------ the references of the dependencies
 
-def explicit_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
-    """``F.scaled_dot_product_attention``'s numbers, computed explicitly (for the references only)."""
-    import torch
-    s = query @ key.transpose(-2, -1) * (1.0 / math.sqrt(query.shape[-1]) if scale is None else scale)
-    if is_causal:
-        s = s.masked_fill(~torch.ones(s.shape[-2:], dtype=torch.bool, device=s.device).tril(), float("-inf"))
-    if attn_mask is not None:
-        s = s.masked_fill(~attn_mask, float("-inf")) if attn_mask.dtype == torch.bool else s + attn_mask
-    w = torch.softmax(s, dim=-1)
-    if dropout_p > 0:
-        w = torch.dropout(w, dropout_p, True)
-    return w @ value
+def _attention_of(modules: list):
+    """``F.scaled_dot_product_attention`` for the references: the loaded references' own explicit
+    ``scaled_dot_product_attention`` (course_lib.attention's, bool mask True = may attend, which
+    returns ``(out, weights)``), so that no attention is computed by anything but the course's code
+    (torch's fused kernels are the guard's tripwires in a part process)."""
+    found = [m.scaled_dot_product_attention for m in modules
+             if callable(getattr(m, "scaled_dot_product_attention", None))]
+
+    def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, **options):
+        if not found or options:
+            raise RuntimeError("the grader's references called F.scaled_dot_product_attention with "
+                               f"{sorted(options)} or without course_lib's attention loaded")
+        return found[0](query, key, value, attn_mask=attn_mask, dropout_p=dropout_p)[0]
+    return scaled_dot_product_attention
 
 
 def load_dependencies(package: str, modules: list, exports: dict) -> dict:
     """Exec the references' module sources (the graded part's definition already removed by the
-    grader) as ``package.<module>``; their ``F`` computes SDPA explicitly. {public name: object}."""
+    grader) as ``package.<module>``; their ``F.scaled_dot_product_attention`` is their own explicit
+    attention (:func:`_attention_of`). {public name: object}."""
     import torch.nn.functional as F
     explicit_f = types.ModuleType("torch.nn.functional")
     explicit_f.__dict__.update(vars(F))
-    explicit_f.scaled_dot_product_attention = explicit_sdpa
     pkg = types.ModuleType(package)
     pkg.__path__, pkg.__package__ = [], package
     made = {package: pkg}
@@ -270,4 +271,5 @@ def load_dependencies(package: str, modules: list, exports: dict) -> dict:
     finally:
         for name in made:
             sys.modules.pop(name, None)
+    explicit_f.scaled_dot_product_attention = _attention_of(list(made.values()))
     return {public: getattr(made[f"{package}.{mod}"], attr) for public, (mod, attr) in exports.items()}

@@ -36,6 +36,10 @@ DEPENDENCIES = {
     "reverse_task": ("encoder",),
 }
 
+#: parts graded by one case, the hidden one where the source notebook has a seed (else the visible one):
+#: a training run, whose visible case the student already ran in the notebook
+ONE_RUN = ("reverse_task",)
+
 #: points of each part's test cell (the written answers add 10, graded by hand)
 POINTS = {
     "positional_encoding": 2,

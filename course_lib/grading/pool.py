@@ -58,6 +58,7 @@ class ClassGrader:
         """Grade [(student, notebook, path)]. ({(student, notebook): {part: verdict dict}},
         {(student, notebook): why it is not a valid submission}). ``record(student, results)`` runs in the
         worker right after a student's parts are judged (nbgrader's gradebook and autograded notebook)."""
+        runner.prepare(cases)                               # once here, not in every worker
         by_student: dict = {}
         for student, notebook, path in jobs:
             by_student.setdefault(student, []).append((notebook, path))

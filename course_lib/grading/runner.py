@@ -18,7 +18,7 @@ import nbformat
 from . import policy, references, sandbox, wire
 from .cases import hidden_seeds, make_cases
 from .judging import expected, judge_case
-from .parts import NAMES, PARTS, part_of_test
+from .parts import NAMES, ONE_RUN, PARTS, part_of_test
 
 MAX_NOTEBOOK_BYTES = 20 << 20
 
@@ -95,18 +95,41 @@ def solution_sources(nb) -> dict[str, str]:
 
 def all_cases(notebook=None) -> tuple[dict, dict]:
     """({part: visible + hidden cases}, {part: the reference's outputs per case}); hidden cases come from
-    the seeds in ``notebook``'s hidden-test blocks (the source notebook or the gradebook's cells)."""
+    the seeds in ``notebook``'s hidden-test blocks (the source notebook or the gradebook's cells). A part
+    of ``ONE_RUN`` (a training run) is graded on one case: the hidden one if there is a seed."""
     seeds = hidden_seeds(notebook) if notebook is not None else {}
-    cases = {p: make_cases(p) + (make_cases(p, seeds[p]) if p in seeds else []) for p in PARTS}
+    cases = {}
+    for p in PARTS:
+        hidden = make_cases(p, seeds[p]) if p in seeds else []
+        cases[p] = hidden if (hidden and p in ONE_RUN) else make_cases(p) + hidden
     wants = {p: [expected(c) for c in cs] for p, cs in cases.items()}
     return cases, wants
 
 
+_ENCODED: dict = {}        # part -> (its cases, encoded, arrays); made in the grader before its workers fork
+
+
+def prepare(cases: dict) -> None:
+    """Once, in the grader, before it forks its workers: every part's references (their source, cut by
+    :mod:`.references`) and its cases in wire form, so that no worker makes them again."""
+    for part, part_cases in cases.items():
+        references.for_part(part)
+        _encoded(part, part_cases)
+
+
+def _encoded(part: str, cases: list) -> tuple[list, list]:
+    hit = _ENCODED.get(part)
+    if hit is None or hit[0] is not cases:
+        arrays: list = []
+        made: dict = {}
+        encoded = [wire.encode({f.name: getattr(c, f.name) for f in fields(c)}, arrays, made) for c in cases]
+        hit = _ENCODED[part] = (cases, encoded, arrays)
+    return hit[1], list(hit[2])
+
+
 def request(part: str, source: str, cases: list, opts: sandbox.SandboxOptions, read_roots=(), **extra):
     """The zygote request for one part: (header, arrays)."""
-    arrays: list = []
-    made: dict = {}
-    encoded = [wire.encode({f.name: getattr(c, f.name) for f in fields(c)}, arrays, made) for c in cases]
+    encoded, arrays = _encoded(part, cases)
     modules, exports = references.for_part(part)
     header = dict(part=part, name=NAMES[part], source=source, cases=encoded, deps=[list(m) for m in modules],
                   exports={k: list(v) for k, v in exports.items()}, timeout=opts.timeout,
