@@ -28,7 +28,9 @@ SYS_PIVOT_ROOT = 155
 # statvfs flags that a bind remount must keep (in a user namespace they are locked)
 _KEEP = ((os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, MS_NODEV), (os.ST_NOEXEC, MS_NOEXEC),
          (1024, 1024), (2048, 2048), (4096, 1 << 21))          # noatime, nodiratime, relatime
-ROOT = "/tmp"                                     # where the new root is built (a tmpfs over it, in our namespace)
+# Where the new root is built: a tmpfs mounted (in our mount namespace only) over the first of these
+# that holds none of the paths to bind (a Python environment may well live under /tmp).
+ROOT_CANDIDATES = ("/tmp", "/var/tmp", "/dev/shm", "/run", "/mnt", "/srv", "/opt", "/home")
 DEVICES = ("null", "zero", "full", "random", "urandom")
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -112,35 +114,45 @@ def _make(path: str, is_dir: bool) -> None:
         open(path, "a").close()
 
 
-def _hide(target: str) -> None:
+def _hide(target: str, root: str) -> None:
     """An empty, read-only thing over ``target`` (a directory or a file) inside the new root."""
     if os.path.isdir(target):
         mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "size=4k,mode=000")
     else:
-        mount(f"{ROOT}/.empty", target, None, MS_BIND)
+        mount(f"{root}/.empty", target, None, MS_BIND)
+
+
+def _new_root(readonly: list) -> str:
+    """A directory to mount the new root over: not above (nor at) any path that must stay visible."""
+    for candidate in ROOT_CANDIDATES:
+        if os.path.isdir(candidate) and not any(
+                p == candidate or p.startswith(candidate.rstrip("/") + "/") for p in readonly):
+            return candidate
+    raise OSError(f"no place to build the sandbox's root: every one of {ROOT_CANDIDATES} holds a path to bind")
 
 
 def build_view(readonly: list, hidden: list) -> None:
     """Make a tmpfs the root: ``readonly`` paths bound in read-only, ``hidden`` ones (inside them)
     covered, /dev with a few devices, /proc and /tmp as mount points; then pivot_root into it."""
-    mount("tmpfs", ROOT, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
-    open(f"{ROOT}/.empty", "w").close()
+    root = _new_root([os.path.realpath(p) for p in readonly] + list(readonly))
+    mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
+    open(f"{root}/.empty", "w").close()
     for path in readonly:
-        _make(ROOT + path, os.path.isdir(path))
-        _bind_readonly(path, ROOT + path)
+        _make(root + path, os.path.isdir(path))
+        _bind_readonly(path, root + path)
     for path in hidden:
         if os.path.lexists(path):
-            _hide(ROOT + path)
+            _hide(root + path, root)
     for d in ("dev", "proc", "tmp", ".old"):
-        os.makedirs(f"{ROOT}/{d}", exist_ok=True)
+        os.makedirs(f"{root}/{d}", exist_ok=True)
     for name in DEVICES:
-        _make(f"{ROOT}/dev/{name}", False)
-        mount(f"/dev/{name}", f"{ROOT}/dev/{name}", None, MS_BIND)
+        _make(f"{root}/dev/{name}", False)
+        mount(f"/dev/{name}", f"{root}/dev/{name}", None, MS_BIND)
     # the zygote's /proc (its own PID namespace: itself and its parts): a part's new /proc needs a
     # fully visible one in the mount namespace (the kernel's mount_too_revealing rule in a user
     # namespace); every part mounts its own over this one
-    mount("/proc", f"{ROOT}/proc", None, MS_BIND | MS_REC)
-    _check(_libc.syscall(SYS_PIVOT_ROOT, ROOT.encode(), f"{ROOT}/.old".encode()), "pivot_root")
+    mount("/proc", f"{root}/proc", None, MS_BIND | MS_REC)
+    _check(_libc.syscall(SYS_PIVOT_ROOT, root.encode(), f"{root}/.old".encode()), "pivot_root")
     os.chdir("/")
     _check(_libc.umount2(b"/.old", MNT_DETACH), "umount /.old")
     os.rmdir("/.old")
