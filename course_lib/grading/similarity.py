@@ -27,12 +27,15 @@ import csv
 import inspect
 import io
 import keyword
+import os
+import stat
 import sys
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
 from .parts import NAMES, PARTS
+from .runner import MAX_NOTEBOOK_BYTES, read_notebook
 
 N = 6                  # tokens per n-gram
 THRESHOLD = 0.8        # a flag from this share of shared n-grams on
@@ -165,8 +168,33 @@ def write_csv(matches: list[Match], path) -> None:
 
 
 def _read(path):
+    """The notebook at ``path``, never through a symbolic link (ValueError: a link, not a regular file)."""
     import nbformat
-    return nbformat.read(str(path), as_version=4)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as e:
+        raise ValueError(f"it could not be opened ({e.strerror}; a symbolic link is not followed)") from None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_NOTEBOOK_BYTES:
+            raise ValueError("it is not a regular file of at most 20 MiB")
+        return nbformat.reads(f.read().decode("utf-8"), as_version=4)
+
+
+def _load(notebooks: dict) -> tuple[dict, dict]:
+    """({student: solution cells}, {student: why it was skipped}) from paths (read without following
+    links), ``(None, why)`` pairs the grader already refused, or nbformat nodes."""
+    subs, skipped = {}, {}
+    for student, nb in notebooks.items():
+        try:
+            if isinstance(nb, tuple):
+                raise ValueError(nb[1])
+            subs[student] = solution_cells(_read(nb) if isinstance(nb, (str, Path)) else nb)
+        except ValueError as e:
+            skipped[student] = str(e)
+        except Exception as e:                             # noqa: BLE001 (not a notebook: skipped, reported)
+            skipped[student] = f"it could not be read ({type(e).__name__})"
+    return subs, skipped
 
 
 def summary(notebooks, source=None, csv_path=None) -> str:
@@ -181,14 +209,15 @@ def summary(notebooks, source=None, csv_path=None) -> str:
         d = notebooks
         return report(Path(d.root), source, Path(d.root) / d.source_directory / source, d.submitted_directory,
                       csv_path)[0]
-    subs = {s: solution_cells(_read(nb) if isinstance(nb, (str, Path)) else nb) for s, nb in notebooks.items()}
+    subs, skipped = _load(notebooks)
     skeleton = skeletons(_read(source) if isinstance(source, (str, Path)) else source) if source is not None else {}
     matches = compare(subs, skeleton)
     if csv_path is not None:
         write_csv(matches, csv_path)
     flagged = sorted({m.student for m in matches if m.flagged})
     return (table(matches) + f"\n\n{len(flagged)} of {len(subs)} submissions have flagged parts "
-            f"(>= {THRESHOLD:.0%} shared {N}-grams after renaming; a flag is a reason to look, not a verdict).")
+            f"(>= {THRESHOLD:.0%} shared {N}-grams after renaming; a flag is a reason to look, not a verdict)."
+            + "".join(f"\nnot compared: {s}: {why}" for s, why in sorted(skipped.items())))
 
 
 def report(root: Path, assignment: str, source_dir=None, submitted="submitted", csv_path=None) -> tuple[str, Path]:
@@ -199,7 +228,10 @@ def report(root: Path, assignment: str, source_dir=None, submitted="submitted", 
     if not found:
         return f"similarity: no submissions under {root / submitted}/*/{assignment}/", None
     many = len({p.stem for p in found}) > 1
-    notebooks = {f"{p.parts[-3]}/{p.stem}" if many else p.parts[-3]: p for p in found}
+    notebooks = {}
+    for p in found:                        # as the grader reads them: no symbolic link anywhere on the way
+        nb, why = read_notebook(str(p), str(root / submitted))
+        notebooks[f"{p.parts[-3]}/{p.stem}" if many else p.parts[-3]] = (None, why) if why else nb
     csv_path = Path(csv_path) if csv_path else root / f"similarity_{assignment}.csv"
     text = summary(notebooks, sources[0] if sources else None, csv_path)
     return text + f"\nwritten: {csv_path}", csv_path

@@ -111,3 +111,26 @@ def test_summary_from_the_autograder(source, tmp_path):
     text = summary(coursedir, "07_exercise")
     assert "honest_a" in text and "0 of 2 submissions have flagged parts" in text
     assert (tmp_path / "similarity_07_exercise.csv").exists()
+
+
+def test_links_are_not_followed(source, tmp_path):
+    """A submission that is a symbolic link (to another student's notebook, or a student folder that
+    links elsewhere) is reported and skipped, as the grader does; a path given to summary() too."""
+    outside = tmp_path / "elsewhere" / "07_exercise"
+    outside.mkdir(parents=True)
+    nbformat.write(notebook(source, "honest_b"), outside / SOURCE.name)
+    course = tmp_path / "course"
+    folder = course / "submitted" / "honest_a" / "07_exercise"
+    folder.mkdir(parents=True)
+    nbformat.write(notebook(source, "honest_a"), folder / SOURCE.name)
+    (course / "submitted" / "mallory" / "07_exercise").mkdir(parents=True)
+    (course / "submitted" / "mallory" / "07_exercise" / SOURCE.name).symlink_to(folder / SOURCE.name)
+    (course / "submitted" / "trudy").symlink_to(tmp_path / "elsewhere")
+    text, _ = similarity.report(course, "07_exercise", SOURCE.parent)
+    skipped = dict(re.findall(r"not compared: (\w+): (.*)", text))
+    assert set(skipped) == {"mallory", "trudy"}, text
+    assert all("symbolic link" in why for why in skipped.values())
+    assert "1 of 1 submissions" in text or "0 of 1 submissions" in text
+    text = summary({"a": folder / SOURCE.name, "m": course / "submitted" / "mallory" / "07_exercise" / SOURCE.name},
+                   source)
+    assert re.search(r"not compared: m: .*symbolic link", text) and "of 1 submissions" in text
