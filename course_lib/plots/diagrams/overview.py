@@ -141,8 +141,8 @@ def draw_recurrence_vs_attention():
             if layer:
                 for u, xu in enumerate(xs):
                     c.line((xu, ys[layer - 1] + r * 0.85), (x, y - r * 0.85), color="0.6", lw=0.5)
-        c.text(xs[-1] + 0.3, y, f"step {layer + 1}" if layer < 2 else "step n", fontsize=9, ha="left",
-               color=NOTE)
+        c.text(xs[-1] + 0.3, y, ("inputs", "step 1", "step n")[layer], fontsize=9, ha="left", color=NOTE)
+    c.text(xs[-1] + 0.5, (ys[1] + ys[2]) / 2, "⋮", fontsize=10, color=NOTE)     # the layers in between
     for t, x in enumerate(xs):
         c.text(x, ys[0] - 0.36, f"$x_{t + 1}$", fontsize=10)
     c.text(6.17, 3.3, "n self-attention layers", fontweight="bold")
