@@ -248,10 +248,13 @@ def _attention_of(modules: list):
     return scaled_dot_product_attention
 
 
-def load_dependencies(package: str, modules: list, exports: dict) -> dict:
-    """Exec the references' module sources (the graded part's definition already removed by the
-    grader) as ``package.<module>``; their ``F.scaled_dot_product_attention`` is their own explicit
-    attention (:func:`_attention_of`). {public name: object}."""
+def load_dependencies(package: str, modules: list, exports: dict, arrays: list) -> dict:
+    """Exec the references' modules as ``package.<module>``: ``modules`` is [[module, index]], the code
+    the grader compiled from their source (the graded part's definition already removed), marshalled
+    in ``arrays[index]``; their ``F.scaled_dot_product_attention`` is their own explicit attention
+    (:func:`_attention_of`). {public name: object}."""
+    import marshal
+
     import torch.nn.functional as F
     explicit_f = types.ModuleType("torch.nn.functional")
     explicit_f.__dict__.update(vars(F))
@@ -260,11 +263,14 @@ def load_dependencies(package: str, modules: list, exports: dict) -> dict:
     made = {package: pkg}
     sys.modules[package] = pkg
     try:
-        for name, source in modules:
+        for name, index in modules:
+            code = marshal.loads(arrays[index].tobytes())
+            if not isinstance(code, types.CodeType):
+                raise TypeError(f"the reference module {name} is not code")
             mod = types.ModuleType(f"{package}.{name}")
             mod.__package__ = package
             sys.modules[mod.__name__] = made[mod.__name__] = mod
-            exec(compile(source, f"<reference {name}>", "exec"), mod.__dict__)
+            exec(code, mod.__dict__)
             if "F" in mod.__dict__:
                 mod.F = explicit_f
             setattr(pkg, name, mod)

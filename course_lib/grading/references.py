@@ -2,11 +2,12 @@
 
 A part process must never be able to reach course_lib's reference of the part it is graded on, yet
 the parts it depends on are the references (``MultiHeadAttention`` inside a student's
-``EncoderLayer``). So the grader sends, with each part, the source of just the course_lib modules
-that define its dependencies (and the modules those import), with every top-level definition and
-import of the graded part's name *removed from the syntax tree*: the part process executes them under
-a private package name (:func:`guard.load_dependencies`), and the graded reference's code never exists
-there, not even as a code object.
+``EncoderLayer``). So the grader sends, with each part, just the course_lib modules that define its
+dependencies (and the modules those import), with every top-level definition and import of the
+graded part's name *removed from the syntax tree*, compiled from that cut source once by the grader
+(:func:`compiled`, marshalled): the part process executes them under a private package name
+(:func:`guard.load_dependencies`), and the graded reference's code never exists there, not even as a
+code object.
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ from __future__ import annotations
 import ast
 import functools
 import importlib
+import marshal
 import os
+
+import numpy as np
 
 from .parts import DEPENDENCIES, NAMES
 
@@ -91,3 +95,12 @@ def for_part(part: str) -> tuple[tuple, dict]:
     graded = NAMES[part]
     modules = tuple((m, ast.unparse(_strip(trees[m], graded))) for m in order)
     return modules, exports
+
+
+@functools.lru_cache(maxsize=None)
+def compiled(part: str) -> tuple:
+    """``for_part``'s modules compiled by the grader, once: ((module, its marshalled code as a uint8 array), ...).
+    A part process loads them (before its guard is armed) instead of compiling their source again
+    for every part of every student; what they hold is the same cut source."""
+    return tuple((m, np.frombuffer(marshal.dumps(compile(source, f"<reference {m}>", "exec")), dtype=np.uint8))
+                 for m, source in for_part(part)[0])

@@ -113,7 +113,7 @@ def prepare(cases: dict) -> None:
     """Once, in the grader, before it forks its workers: every part's references (their source, cut by
     :mod:`.references`) and its cases in wire form, so that no worker makes them again."""
     for part, part_cases in cases.items():
-        references.for_part(part)
+        references.compiled(part)
         _encoded(part, part_cases)
 
 
@@ -130,8 +130,12 @@ def _encoded(part: str, cases: list) -> tuple[list, list]:
 def request(part: str, source: str, cases: list, opts: sandbox.SandboxOptions, read_roots=(), **extra):
     """The zygote request for one part: (header, arrays)."""
     encoded, arrays = _encoded(part, cases)
-    modules, exports = references.for_part(part)
-    header = dict(part=part, name=NAMES[part], source=source, cases=encoded, deps=[list(m) for m in modules],
+    _, exports = references.for_part(part)
+    deps = []
+    for name, code in references.compiled(part):           # [name, index of its marshalled code in arrays]
+        deps.append([name, len(arrays)])
+        arrays.append(code)
+    header = dict(part=part, name=NAMES[part], source=source, cases=encoded, deps=deps,
                   exports={k: list(v) for k, v in exports.items()}, timeout=opts.timeout,
                   memory_mb=opts.memory_mb, cpu_seconds=opts.cpu_seconds, max_file_mb=opts.max_file_mb,
                   tmp_mb=opts.tmp_mb, uid=opts.uid, gid=opts.gid, cgroup_pids=opts.max_processes,

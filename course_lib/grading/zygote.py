@@ -153,7 +153,7 @@ class Zygote:
             self.confine.unshare(self.confine.CLONE_NEWPID)      # our next child is PID 1 of a new namespace
         pid = os.fork()
         if pid == 0:
-            part_process(self, req, cases, (w, tw, ew), cg)      # never returns
+            part_process(self, req, cases, (w, tw, ew), cg, arrays)      # never returns
         if namespaced:
             self.confine.setns(self.pid_ns, self.confine.CLONE_NEWPID)
         for fd in (w, tw, ew):
@@ -204,7 +204,7 @@ def _watch_part(pid: int, fds: tuple, timeout: float):
     return bufs, timed_out, status
 
 
-def part_process(z: Zygote, req: dict, cases: list, fds: tuple, cg) -> None:
+def part_process(z: Zygote, req: dict, cases: list, fds: tuple, cg, arrays: list) -> None:
     """The part process S: confinement, the references of the dependencies, then the cell and the cases."""
     w, tw, ew = fds
     namespaced = z.level in ("root", "userns")
@@ -220,7 +220,7 @@ def part_process(z: Zygote, req: dict, cases: list, fds: tuple, cg) -> None:
         os.chdir("/tmp" if namespaced else "/")
         z.confine.limit(req["memory_mb"], req["cpu_seconds"], req["max_file_mb"], req.get("nproc", 1))
         z.confine.drop(z.level, req["uid"], req["gid"])
-        deps = z.guard.load_dependencies(f"_references_{os.getpid()}", req["deps"], req["exports"])
+        deps = z.guard.load_dependencies(f"_references_{os.getpid()}", req["deps"], req["exports"], arrays)
         code, error = _compile(req["source"], req["part"])
         layers = req.get("layers", {})
         if layers.get("seccomp", True) and z.seccomp.supported():

@@ -9,14 +9,17 @@ import torch.nn.functional as F
 
 import course_lib
 from course_lib.grading import guard, references
+from course_lib.grading.parts import DEPENDENCIES, NAMES
 
 TORCH_SDPA = F.scaled_dot_product_attention
 
 
 @pytest.fixture(scope="module")
 def loaded():
-    modules, exports = references.for_part("encoder_layer")        # MultiHeadAttention and the FFN
-    return guard.load_dependencies("_references_test", [list(m) for m in modules], exports)
+    _, exports = references.for_part("encoder_layer")             # MultiHeadAttention and the FFN
+    codes = references.compiled("encoder_layer")
+    return guard.load_dependencies("_references_test", [[m, i] for i, (m, _) in enumerate(codes)], exports,
+                                   [code for _, code in codes])
 
 
 def test_references_call_course_lib_attention(loaded):
@@ -48,3 +51,19 @@ def test_fast_path_of_the_references_matches_course_lib(loaded):
         want, _ = ours(x, x, x, key_padding_mask=pad, need_weights=False)     # torch's fused kernel
         got, _ = theirs(x, x, x, key_padding_mask=pad, need_weights=False)    # course_lib's explicit maths
     assert torch.allclose(got, want, atol=1e-6)
+
+
+def test_the_graded_reference_is_cut_out_before_compiling():
+    """The code a part process gets for its dependencies holds no code object of the graded part."""
+    for part, name in (("multi_head_attention", "MultiHeadAttention"), ("encoder_layer", "EncoderLayer"),
+                       ("encoder", "Encoder")):
+        import marshal
+
+        def names(code):
+            yield code.co_name
+            for const in code.co_consts:
+                if hasattr(const, "co_name"):
+                    yield from names(const)
+        found = {n for _, blob in references.compiled(part) for n in names(marshal.loads(blob.tobytes()))}
+        assert name not in found, part
+        assert {NAMES[d] for d in DEPENDENCIES[part]} <= found, (part, sorted(found))
