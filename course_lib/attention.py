@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .errors import (CourseValueError, check_attn_mask, check_dropout, check_features,
+from .errors import (CourseValueError, broadcast_shape, check_attn_mask, check_dropout, check_features,
                      check_key_padding_mask, check_positive_int, check_tensor, describe)
 from .masks import key_padding_to_attn_mask
 
@@ -186,8 +186,11 @@ def _check_attention_args(q, k, v, attn_mask) -> None:
         raise CourseValueError(f"k: expected last dimension d_k={q.shape[-1]} (as q), got {describe(k)}")
     if k.shape[-2] != v.shape[-2]:
         raise CourseValueError(f"v: expected {k.shape[-2]} positions (as k), got {describe(v)}")
-    target = (*torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.shape[-2], k.shape[-2])
-    check_attn_mask(attn_mask, target)
+    batch = broadcast_shape(q.shape[:-2], k.shape[:-2])
+    if batch is None:
+        raise CourseValueError(f"k: expected leading dimensions broadcastable with q's {tuple(q.shape[:-2])}, "
+                               f"got {describe(k)}")
+    check_attn_mask(attn_mask, (*batch, q.shape[-2], k.shape[-2]))
 
 
 def _check_forward_args(mha: MultiHeadAttention, query, key, value, key_padding_mask, attn_mask) -> None:

@@ -186,6 +186,21 @@ def check_bool_2d(name: str, mask) -> None:
         raise CourseTypeError(f"{name}: expected bool of shape (batch, seq) with True = padding, got {describe(mask)}")
 
 
+def broadcast_shape(*shapes) -> tuple[int, ...] | None:
+    """The shape that ``shapes`` broadcast to (NumPy's and torch's rules), or None when they don't.
+
+    Plain Python: ``torch.broadcast_shapes`` would import sympy (~0.9 s) on first use.
+    """
+    ndim = max(len(s) for s in shapes)
+    out = []
+    for dims in zip(*((1,) * (ndim - len(s)) + tuple(s) for s in shapes)):
+        sizes = {d for d in dims if d != 1}
+        if len(sizes) > 1:
+            return None
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
 def check_attn_mask(mask, target_shape: tuple, name: str = "attn_mask") -> None:
     """A bool ``attn_mask`` (True = may attend) must broadcast to ``target_shape``."""
     if mask is None:
@@ -196,11 +211,7 @@ def check_attn_mask(mask, target_shape: tuple, name: str = "attn_mask") -> None:
             f"{name}: expected bool with True = may attend, broadcastable to {tuple(target_shape)}, "
             f"got {describe(mask)}"
         )
-    try:
-        shape = torch.broadcast_shapes(tuple(mask.shape), tuple(target_shape))
-    except RuntimeError:
-        shape = None
-    if shape != tuple(target_shape):
+    if broadcast_shape(tuple(mask.shape), tuple(target_shape)) != tuple(target_shape):
         raise CourseValueError(
             f"{name}: expected a bool mask broadcastable to {tuple(target_shape)}, got {describe(mask)}"
         )

@@ -20,7 +20,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .errors import (CourseValueError, check_choice, check_float, check_floating, check_int, check_length,
+from .errors import (CourseValueError, broadcast_shape, check_choice, check_float, check_floating, check_int, check_length,
                      check_positive_int, check_tensor, describe)
 
 _LAYOUTS = ("interleaved", "half")
@@ -113,12 +113,10 @@ def _check_apply_args(x, cos, sin, layout) -> None:
         raise CourseValueError(f"x: expected shape (..., T, d_head) with d_head even, got {describe(x)}")
     for name, t in (("cos", cos), ("sin", sin)):
         check_tensor(name, t)
-        try:
-            torch.broadcast_shapes(t.shape, x.shape)
-        except RuntimeError:
+        if broadcast_shape(t.shape, x.shape) is None:
             raise CourseValueError(
                 f"{name}: expected a table broadcastable to x's shape {tuple(x.shape)}, got {describe(t)}"
-            ) from None
+            )
 
 
 def _check_forward_args(rope: RotaryEmbedding, x, offset) -> None:

@@ -2,9 +2,12 @@
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import course_lib
-from course_lib.errors import (CourseTypeError, CourseValueError, check_attn_mask, check_choice, check_dropout,
+from course_lib import scaled_dot_product_attention
+from course_lib.errors import (CourseTypeError, broadcast_shape, CourseValueError, check_attn_mask, check_choice, check_dropout,
                                check_features, check_float, check_floating, check_int, check_key_padding_mask,
                                check_length, check_positive_int, check_str_list, check_token_ids, check_type, describe)
 
@@ -129,3 +132,19 @@ def test_check_token_ids(ids, kwargs, error, match):
     check_token_ids("ids", torch.tensor([[0, 4]]), 5)
     with pytest.raises(error, match=match):
         check_token_ids("ids", ids, 5, **kwargs)
+
+
+@settings(deadline=None)              # torch.broadcast_shapes imports sympy on its first call
+@given(st.lists(st.lists(st.integers(0, 3), max_size=4), min_size=1, max_size=3))
+def test_broadcast_shape_agrees_with_torch(shapes):
+    try:
+        want = tuple(torch.broadcast_shapes(*shapes))
+    except RuntimeError:
+        want = None
+    assert broadcast_shape(*shapes) == want
+
+
+def test_attention_with_batches_that_do_not_broadcast_names_k():
+    q, k = torch.randn(2, 3, 4), torch.randn(5, 3, 4)
+    with pytest.raises(CourseValueError, match=r"^k: expected leading dimensions broadcastable with q's \(2,\)"):
+        scaled_dot_product_attention(q, k, k)

@@ -14,6 +14,7 @@ import re
 import numpy as np
 import torch
 
+from ..errors import broadcast_shape
 from .harness import Case
 from .mistakes import MISTAKES, reference_outputs
 
@@ -53,7 +54,7 @@ def _allowed(case: Case):
     """Where the weights may be non-zero (bool, the weights' shape), or None."""
     t = case.inputs
     if case.part == "attention" and "attn_mask" in t:
-        shape = (*torch.broadcast_shapes(t["q"].shape[:-2], t["k"].shape[:-2]), t["q"].shape[-2], t["k"].shape[-2])
+        shape = (*broadcast_shape(t["q"].shape[:-2], t["k"].shape[:-2]), t["q"].shape[-2], t["k"].shape[-2])
         return t["attn_mask"].expand(shape).numpy()
     if case.part == "multi_head_attention" and "key_padding_mask" in t:
         b, tq, h = t["query"].shape[0], t["query"].shape[1], case.kwargs["num_heads"]

@@ -22,6 +22,7 @@ from torch.overrides import TorchFunctionMode
 from .. import attention as attention_module
 from ..attention import MultiHeadAttention, scaled_dot_product_attention
 from ..encoder import Encoder, EncoderLayer
+from ..errors import broadcast_shape
 from ..feed_forward import PositionwiseFeedForward
 from ..positional import sinusoidal_positional_encoding
 from .harness import Case
@@ -165,7 +166,7 @@ def _with_mask(make_mask):
         def attend(q, k, v, attn_mask=None, dropout_p=0.0):
             mask = make_mask(q, k, attn_mask)
             out, w = sdpa(q, k, v, attn_mask=mask)
-            shape = (*torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.shape[-2], k.shape[-2])
+            shape = (*broadcast_shape(q.shape[:-2], k.shape[:-2]), q.shape[-2], k.shape[-2])
             none = ~mask.expand(shape).any(dim=-1, keepdim=True)                    # (..., T_q, 1)
             w = torch.where(none, torch.full_like(w, 1.0 / k.shape[-2]), w)
             return w @ v, w
