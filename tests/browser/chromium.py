@@ -7,6 +7,7 @@ traffic but the pages the tests open, all on 127.0.0.1).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 from pathlib import Path
@@ -37,17 +38,29 @@ def missing() -> str | None:
     return None
 
 
+_PLAYWRIGHT = []
+
+
+def _playwright():
+    """One Playwright driver for the whole test process: a second `sync_playwright()` started while
+    the first runs (the browser tests' session fixture, then the hub test) is refused."""
+    if not _PLAYWRIGHT:
+        from playwright.sync_api import sync_playwright
+
+        _PLAYWRIGHT.append(sync_playwright().start())
+        atexit.register(_PLAYWRIGHT[0].stop)
+    return _PLAYWRIGHT[0]
+
+
 @contextlib.contextmanager
 def persistent_context(base: Path, viewport: dict | None = None):
     """A browser context with its own profile under `base` (cookies and storage live there, so a
     second context is a second, independent browser: one per user of a hub)."""
-    from playwright.sync_api import sync_playwright
-
     home = base / "home"
     home.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
                XDG_CACHE_HOME=str(home / ".cache"))
-    pw = sync_playwright().start()
+    pw = _playwright()
     context = None
     try:
         context = pw.chromium.launch_persistent_context(
@@ -62,8 +75,5 @@ def persistent_context(base: Path, viewport: dict | None = None):
         context.set_default_timeout(30_000)
         yield context
     finally:
-        try:
-            if context is not None:
-                context.close()
-        finally:
-            pw.stop()
+        if context is not None:
+            context.close()

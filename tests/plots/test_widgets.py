@@ -23,9 +23,11 @@ PNG_MAGIC = b"\x89PNG"
 
 @pytest.fixture(autouse=True)
 def shell():
-    """An IPython shell so that display() publishes outputs (as in a kernel) instead of printing."""
+    """An IPython shell so that display() publishes outputs (as in a kernel) instead of printing;
+    cleared afterwards, or every later test in the session would believe it runs in a notebook."""
     yield InteractiveShell.instance()
     plt.close("all")
+    InteractiveShell.clear_instance()
 
 
 def _show(fig_obj):
