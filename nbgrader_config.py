@@ -48,3 +48,7 @@ class ClearHiddenTestsInTestCells(ClearHiddenTests):
 
 
 c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTestsInTestCells, CSSHTMLHeaderPreprocessor]
+
+# The feedback HTML is all a student gets back: the exercise's figures (figures/*.svg beside the
+# notebook) go into it as data, not as links to files the student does not have.
+c.HTMLExporter.embed_images = True

@@ -160,6 +160,8 @@ def test_feedback_and_export(course):
     _run([str(BIN / "nbgrader"), "generate_feedback", ASSIGNMENT, "--student", "attn_missing_scaling"], cwd=root)
     html = (root / "feedback" / "attn_missing_scaling" / ASSIGNMENT / f"{NOTEBOOK}.html").read_text()
     assert "sqrt(d_k)" in html
+    # the student gets only this file: the exercise's figures are in it, not links to figures/
+    assert 'src="figures/' not in html and 'src="data:image/svg+xml;base64,' in html
     _run([str(BIN / "nbgrader"), "export", "--to", str(root / "grades.csv")], cwd=root)
     rows = (root / "grades.csv").read_text().splitlines()
     by_student = {r.split(",")[3]: r.split(",") for r in rows[1:]}
