@@ -28,9 +28,9 @@ def describe(x) -> str:
     return f"{type(x).__name__} {x!r}"
 
 
-def _range_text(low, high, low_open: bool = False) -> str:
+def _range_text(low, high, low_open: bool = False, high_open: bool = False) -> str:
     if low is not None and high is not None:
-        return f"in {'(' if low_open else '['}{low}, {high}]"
+        return f"in {'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
     if low is not None:
         return f"{'>' if low_open else '>='} {low}"
     if high is not None:
@@ -65,12 +65,10 @@ def check_float(name: str, value, low: float | None = None, high: float | None =
                 low_open: bool = False, high_open: bool = False) -> None:
     """``value`` must be a real number (int or float, not a bool) between ``low`` and ``high``;
     ``low_open``/``high_open`` exclude the bound itself (``low=0, low_open=True``: positive)."""
-    if low is not None and high is not None:
-        what = f"a float in {'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
-    elif low == 0 and low_open:
+    if low == 0 and low_open and high is None:
         what = "a positive float"
     else:
-        what = f"a float {_range_text(low, high, low_open)}".rstrip()
+        what = f"a float {_range_text(low, high, low_open, high_open)}".rstrip()
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise CourseTypeError(f"{name}: expected {what}, got {type(value).__name__} {value!r}")
     too_low = low is not None and (value <= low if low_open else value < low)
