@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import os
 from pathlib import Path
 
@@ -38,18 +39,15 @@ def missing() -> str | None:
     return None
 
 
-_PLAYWRIGHT = []
-
-
+@functools.cache
 def _playwright():
     """One Playwright driver for the whole test process: a second `sync_playwright()` started while
     the first runs (the browser tests' session fixture, then the hub test) is refused."""
-    if not _PLAYWRIGHT:
-        from playwright.sync_api import sync_playwright
+    from playwright.sync_api import sync_playwright
 
-        _PLAYWRIGHT.append(sync_playwright().start())
-        atexit.register(_PLAYWRIGHT[0].stop)
-    return _PLAYWRIGHT[0]
+    driver = sync_playwright().start()
+    atexit.register(driver.stop)
+    return driver
 
 
 @contextlib.contextmanager
