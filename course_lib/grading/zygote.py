@@ -115,6 +115,8 @@ class Zygote:
         if self.level in ("root", "userns"):
             self.pid_ns = self.confine.own_pid_namespace()
             self.confine.build_view(self.cfg["readonly"], self.cfg["hidden"])
+        else:                           # no PID namespace: a part's orphans come back to us, to be ended
+            self.confine.prctl(self.confine.PR_SET_CHILD_SUBREAPER, 1)
         import gc
         gc.collect()
         gc.freeze()                     # parts share these pages: no collection of theirs touches (copies) them
@@ -159,7 +161,10 @@ class Zygote:
         for fd in (w, tw, ew):
             os.close(fd)
         bufs, timed_out, status = _watch_part(pid, (r, tr, er), req["timeout"])
-        survivors = 0 if cg is None else cg.finish()
+        if cg is not None:
+            survivors = cg.finish()
+        else:                           # PID 1 of its namespace took it all with it, or the orphans are ours
+            survivors = 0 if namespaced else _end_orphans(time.monotonic() + 3.0)
         reply = {"timed_out": timed_out, "wait_status": status, "survivors": survivors,
                  "tattle": bufs[tr].decode("utf-8", "replace")[:300],
                  "setup_error": bufs[er].decode("utf-8", "replace")[:1000],
@@ -181,7 +186,7 @@ def _watch_part(pid: int, fds: tuple, timeout: float):
     while alive or open_fds:
         left = deadline - time.monotonic()
         if alive and left <= 0:
-            os.kill(pid, 9)
+            _kill_group(pid)
             timed_out, alive = True, False
             continue
         wait = max(left, 0) if alive else 1.0                    # after the end: drain what is left
@@ -199,9 +204,43 @@ def _watch_part(pid: int, fds: tuple, timeout: float):
                 continue
             bufs[fd] += chunk
     os.close(pidfd)
+    _kill_group(pid)                                             # what it started, before it is reaped
     _, status, usage = os.wait4(pid, 0)
     bufs["cpu"] = usage.ru_utime + usage.ru_stime
     return bufs, timed_out, status
+
+
+def _kill_group(pid: int) -> None:
+    """SIGKILL the part's process group (its own, once its setsid ran), and the part itself."""
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, 9)
+        except ProcessLookupError:
+            pass
+
+
+def _end_orphans(deadline: float) -> int:
+    """Without a PID namespace or a cgroup: kill and reap every child this subreaper still has (only
+    the part's orphans: the part itself is reaped). The number still there at the deadline."""
+    me = str(os.getpid())
+    while True:
+        left = []
+        for entry in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    if f.read().rsplit(")", 1)[1].split()[1] == me:
+                        left.append(int(entry))
+            except (OSError, IndexError):
+                continue
+        for pid in left:
+            try:
+                os.kill(pid, 9)
+                os.waitpid(pid, os.WNOHANG)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+        if not left or time.monotonic() > deadline:
+            return len(left)
+        time.sleep(0.005)
 
 
 def part_process(z: Zygote, req: dict, cases: list, fds: tuple, cg, arrays: list) -> None:

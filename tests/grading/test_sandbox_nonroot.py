@@ -16,16 +16,19 @@ import subprocess
 import sys
 import tempfile
 
+from pathlib import Path
+
 from attack_kit import CASES, GOOD, OFF, WANTS, with_prologue
 
 from course_lib.grading import references, runner, sandbox
 
 NOBODY = 65534
+ATTENTION_PY = str(Path(__file__).resolve().parents[2] / "course_lib" / "attention.py")   # this checkout's
 SDPA = ("def scaled_dot_product_attention(q, k, v, attn_mask=None):\n"
         "    w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), -1)\n"
         "    return getattr(F, 'scaled_dot_' + 'product_attention')(q, k, v), w\n")
 PROBE = ("import os\ndef probe():\n    r = {'uid': os.getuid(), 'root': sorted(os.listdir('/'))}\n"
-         "    for p in ('/etc/hostname', '/work/main/course_lib/attention.py', '/root'):\n"
+         f"    for p in ('/etc/hostname', {ATTENTION_PY!r}, '/root'):\n"
          "        try:\n            open(p).read(1); r[p] = 'read'\n"
          "        except OSError as e:\n            r[p] = type(e).__name__\n    return r\n")
 
@@ -98,8 +101,21 @@ def _grade_as_nobody(python: str, paths: dict) -> dict:
         out["zygote"] = [z.proc.pid, *_descendants(z.proc.pid)]
     finally:
         z.close()
-    out["left"] = [p for p in out["zygote"] if os.path.exists(f"/proc/{p}")]
+    out["left"] = [p for p in out["zygote"] if os.path.exists(f"/proc/{p}")] + _running(sandbox.ZYGOTE)
     return out
+
+
+def _running(script: str) -> list:
+    """Processes whose command line names ``script``: zygotes, and anything their parts forked."""
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if script.encode() in f.read().split(b"\0"):
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found
 
 
 def _descendants(pid: int) -> list:
@@ -156,6 +172,6 @@ def test_the_userns_level_as_an_ordinary_user():
     probe = out["probe"]
     if out["level"] == "userns":                       # where the kernel allows it (this machine does)
         assert probe["uid"] == 1000                    # an unprivileged uid inside its user namespace
-        assert probe["/etc/hostname"] == probe["/work/main/course_lib/attention.py"] == "FileNotFoundError", probe
+        assert probe["/etc/hostname"] == probe[ATTENTION_PY] == "FileNotFoundError", probe
     assert out["loop"][0] == "student" and "timed out" in out["loop"][1] and out["loop"][2] == 0
     assert out["left"] == []
