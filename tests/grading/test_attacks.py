@@ -8,12 +8,15 @@ leave no process behind and write nothing outside the sandbox.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from attack_kit import GOOD, any_zygote, assert_contained, run_part, with_prologue, zygote  # noqa: F401
 
 OS = "o = getattr(torch, 'o' + 's')\n"
 SYS = "s = getattr(torch, 's' + 'ys')\n"
 BUILTIN = "b = getattr(torch, 's' + 'ys').modules['built' + 'ins']\n"
+CHECKOUT = str(Path(__file__).resolve().parents[2])       # this checkout, wherever it was cloned
 
 ATTENTION_VIA = """
 def scaled_dot_product_attention(q, k, v, attn_mask=None):
@@ -50,7 +53,7 @@ ATTACKS = [
     ("reload_a_module", "feed_forward", SYS + "s.modules['importlib'].reload(s.modules['torch.nn.functional'])\n",
      None),
     ("loader_by_path", "multi_head_attention", SYS + "ld = s.modules['importlib._bootstrap_external']\n"
-     "m = ld.SourceFileLoader('r', '/work/main/course_' + 'lib/attention.py').load_module()\n", None),
+     f"m = ld.SourceFileLoader('r', {CHECKOUT + '/course_'!r} + 'lib/attention.py').load_module()\n", None),
     ("ctypes_memory", "attention", SYS + "c = s.modules['ct' + 'ypes']\nc.string_at(id(c), 8)\n", "ctypes"),
     ("exec_a_string", "feed_forward", BUILTIN + "getattr(b, 'ex' + 'ec')('x = 1')\n", "compile"),
     # torch's ready-made attention, past the policy and below __torch_function__
@@ -79,7 +82,7 @@ ATTACKS = [
     ("read_outside", "positional_encoding", BUILTIN + "t = b.open('/etc/host' + 'name').read()\n", "/etc/hostname"),
     ("write_run_lock", "encoder", BUILTIN + "b.open('/run/lock/course-attack', 'w').write('x')\n", "writing"),
     ("write_dev_shm", "feed_forward", OS + "o.open('/dev/shm/course-attack', o.O_CREAT | o.O_WRONLY)\n", "writing"),
-    ("list_the_disk", "attention", OS + "o.listdir('/work')\n", "os.listdir"),
+    ("list_the_disk", "attention", OS + f"o.listdir({CHECKOUT!r})\n", "os.listdir"),
     # processes
     ("fork_children", "multi_head_attention", OS + "kids = [o.fork() for _ in range(60)]\n", "os.fork"),
     ("spawn_a_shell", "encoder_layer", OS + "o.posix_spawn('/bin/sh', ['sh'], {})\n", "os.posix_spawn"),
