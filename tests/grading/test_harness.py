@@ -1,0 +1,38 @@
+"""The harness's own Adam: the numbers of torch.optim.Adam, without importing torch._dynamo."""
+
+import subprocess
+import sys
+
+import torch
+
+from course_lib.grading import harness
+
+
+def _train(make_optimizer, steps=6):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(5, 7), torch.nn.Tanh(), torch.nn.Linear(7, 3))
+    model[0].bias.requires_grad_(False)                       # a frozen parameter is left alone
+    optimizer = make_optimizer(model.parameters())
+    x, y = torch.randn(16, 5), torch.randint(0, 3, (16,))
+    for _ in range(steps):
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return [p.detach().clone() for p in model.parameters()]
+
+
+def test_adam_matches_torch_bit_for_bit():
+    ours = _train(lambda ps: harness.Adam(ps, lr=0.015))
+    theirs = _train(lambda ps: torch.optim.Adam(ps, lr=0.015, foreach=False))
+    moved = _train(lambda ps: harness.Adam(ps, lr=0.0))
+    assert all(torch.equal(a, b) for a, b in zip(ours, theirs))
+    assert not all(torch.equal(a, b) for a, b in zip(ours, moved))
+
+
+def test_adam_does_not_import_dynamo():
+    code = ("import sys, torch\nsys.path.insert(0, %r)\nimport harness\n"
+            "m = torch.nn.Linear(2, 2)\no = harness.Adam(m.parameters(), lr=0.1)\nm(torch.ones(1, 2)).sum().backward()\n"
+            "o.step()\nprint('torch._dynamo' in sys.modules)\n") % str(harness.__file__).rsplit("/", 1)[0]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
