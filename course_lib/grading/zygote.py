@@ -63,7 +63,7 @@ def _warm_up(torch, harness) -> None:
     case = harness.Case("feed_forward", "warm-up", "warm-up", {"x": torch.randn(2, 3, 4)}, {}, state)
     harness.run_case(case, Tiny)
     model = Tiny()
-    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    opt = harness.Adam(model.parameters(), lr=0.01)
     loss = torch.nn.functional.cross_entropy(model(torch.randn(2, 3, 4)).reshape(-1, 4), torch.zeros(6).long())
     loss.backward()
     opt.step()
