@@ -6,19 +6,30 @@ The six parts of the exercise (see the exercise contract) are exported at the to
                             MultiHeadAttention, PositionwiseFeedForward, EncoderLayer, Encoder)
 """
 
-from .attention import MultiHeadAttention, scaled_dot_product_attention
-from .encoder import Encoder, EncoderLayer
-from .errors import CourseTypeError, CourseValueError
-from .feed_forward import PositionwiseFeedForward
-from .heads import OutputHead
-from .interop import copy_attention_to_torch, copy_layer_to_torch
-from .masks import (causal_mask, hf_to_key_padding_mask, key_padding_to_attn_mask, key_padding_to_hf,
-                    padding_mask_from_lengths)
-from .norms import RMSNorm
-from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, sinusoidal_positional_encoding
-from .rope import RotaryEmbedding, apply_rotary, rotary_tables
-from .tokenizer import PAD, PAD_ID, UNK, UNK_ID, Vocab, WordTokenizer, detokenize, tokenize
-from .utils import count_parameters, get_device, seed_everything, show_source
+# Every public name, by the module that defines it. They are imported on first use (PEP 562), so
+# `import course_lib` itself costs nothing: the autograder starts its sandbox before torch loads, and
+# `from course_lib import Encoder` or `course_lib.Encoder` work as usual.
+_EXPORTS = {
+    "attention": ("MultiHeadAttention", "scaled_dot_product_attention"),
+    "encoder": ("Encoder", "EncoderLayer"),
+    "errors": ("CourseTypeError", "CourseValueError"),
+    "feed_forward": ("PositionwiseFeedForward",),
+    "heads": ("OutputHead",),
+    "interop": ("copy_attention_to_torch", "copy_layer_to_torch"),
+    "masks": ("causal_mask", "hf_to_key_padding_mask", "key_padding_to_attn_mask", "key_padding_to_hf",
+              "padding_mask_from_lengths"),
+    "norms": ("RMSNorm",),
+    "positional": ("LearnedPositionalEmbedding", "SinusoidalPositionalEncoding", "sinusoidal_positional_encoding"),
+    "rope": ("RotaryEmbedding", "apply_rotary", "rotary_tables"),
+    "tokenizer": ("PAD", "PAD_ID", "UNK", "UNK_ID", "Vocab", "WordTokenizer", "detokenize", "tokenize"),
+    "utils": ("count_parameters", "get_device", "seed_everything", "show_source"),
+    # plot and widget helpers (they load matplotlib and ipywidgets)
+    "plots": ("plot_attention", "plot_heatmap", "plot_positional_encoding", "plot_pe_curves", "plot_mask",
+              "plot_masks", "plot_batch", "plot_curves", "plot_probabilities", "draw_encoder_diagram", "course_style"),
+    "widgets": ("InteractiveFigure", "interactive_figure", "attention_explorer", "pe_explorer",
+                "temperature_explorer"),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __version__ = "0.1.0"
 
@@ -35,20 +46,19 @@ __all__ = [
     "CourseValueError", "CourseTypeError",
 ]
 
-# Plot and widget helpers live in course_lib.plots and course_lib.widgets. They are also reachable
-# as course_lib.<name>, imported on first use so that `import course_lib` does not load matplotlib.
-_LAZY = {
-    "plots": ("plot_attention", "plot_heatmap", "plot_positional_encoding", "plot_pe_curves", "plot_mask",
-              "plot_masks", "plot_batch", "plot_curves", "plot_probabilities", "draw_encoder_diagram", "course_style"),
-    "widgets": ("InteractiveFigure", "interactive_figure", "attention_explorer", "pe_explorer",
-                "temperature_explorer"),
-}
-
 
 def __getattr__(name):
-    import importlib
+    import importlib.util
 
-    for module, names in _LAZY.items():
-        if name in names:
-            return getattr(importlib.import_module(f".{module}", __name__), name)
-    raise AttributeError(f"module 'course_lib' has no attribute {name!r}")
+    module = _MODULE_OF.get(name)
+    if module is None:                           # a submodule (course_lib.masks, ...), as after an import
+        if name.startswith("_") or importlib.util.find_spec(f"{__name__}.{name}") is None:
+            raise AttributeError(f"module 'course_lib' has no attribute {name!r}")
+        return importlib.import_module(f".{name}", __name__)
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value                      # found once; later lookups do not come here
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_MODULE_OF))
