@@ -44,15 +44,34 @@ def _option(argv: list, name: str, default: str) -> str:
 def _prespawn(argv: list) -> None:
     """Start the sandbox's zygotes now, so that their torch import overlaps nbgrader's start-up (the
     app adopts them if its settings agree, else it starts its own)."""
-    from . import confine, pool, sandbox
+    from . import confine, sandbox                  # not torch: the zygotes import it while we import nbgrader
     confine.prctl(confine.PR_SET_DUMPABLE, 0)      # same-uid processes cannot read our memory or environment
     try:
         level = sandbox.detect_level(_option(argv, "sandbox", "auto"))
         jobs = max(1, int(_option(argv, "jobs", "2")))
     except ValueError:
         return
-    pool.PRESPAWNED[:] = [level, [sandbox.Zygote(level) for _ in range(jobs)]]
+    sandbox.PRESPAWNED[:] = [level, [sandbox.Zygote(level) for _ in range(jobs)]]
+
+
+def _exit(code) -> None:
+    """End without the interpreter's clean-up (about 0.6 s with torch and nbgrader loaded): the
+    gradebook is committed, the files are closed and the zygotes have ended by now."""
+    import logging
+    import os
+    if not isinstance(code, int):
+        if code is not None:
+            print(code, file=sys.stderr)
+        code = 0 if code is None else 1
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        status = main()
+    except SystemExit as e:
+        status = e.code
+    _exit(status)

@@ -143,6 +143,9 @@ def interpret(reply: dict, raw: bytes, timeout: float) -> Outcome:
     return out("ok", None, header, arrays)
 
 
+PRESPAWNED: list = []          # [level, [Zygote]] started by ``python -m course_lib.grading`` first thing, if any
+
+
 class Zygote:
     """One zygote process, started at once (its torch import overlaps the grader's own start-up)."""
 
