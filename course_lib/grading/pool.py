@@ -1,11 +1,11 @@
-"""Grading a class in parallel: a worker process per student, a sandbox zygote per worker slot.
+"""Grading a class in parallel: ``jobs`` worker processes, each with its own sandbox zygote.
 
 The zygotes (:class:`.sandbox.Zygote`) start first, so their torch import overlaps the grader's own
-start-up; each of ``jobs`` slots owns one. A worker is a fork of the grader (never of a zygote, and
-it never runs student code): it reads the student's notebooks without following links, sends each
-part to its slot's zygote, judges the arrays that come back and records the verdicts with nbgrader.
-A worker that dies or overruns ``student_timeout`` costs that student a grader error (the run exits 1);
-its slot's zygote is replaced.
+start-up. A worker is a fork of the grader (never of a zygote, and it never runs student code) that
+lives for the whole run and takes one student at a time: it reads the student's notebooks without
+following links, sends each part to its zygote, judges the arrays that come back and records the
+verdicts with nbgrader. A worker that dies or overruns ``student_timeout`` costs that student a grader
+error (the run exits 1); it and its zygote are replaced.
 """
 
 from __future__ import annotations
@@ -19,15 +19,12 @@ import time
 from . import runner, sandbox, wire
 
 
-PRESPAWNED: list = []                                   # [level, [Zygote]] started by __main__, if any
-
-
 def _zygotes(level: str, jobs: int) -> list:
     """``jobs`` zygotes at ``level``: the prespawned ones if they fit, else new ones."""
     found = []
-    if PRESPAWNED:
-        pre_level, pre = PRESPAWNED
-        PRESPAWNED.clear()
+    if sandbox.PRESPAWNED:
+        pre_level, pre = sandbox.PRESPAWNED
+        sandbox.PRESPAWNED.clear()
         if pre_level == level:
             found, extra = pre[:jobs], pre[jobs:]
         else:
@@ -62,48 +59,48 @@ class ClassGrader:
         by_student: dict = {}
         for student, notebook, path in jobs:
             by_student.setdefault(student, []).append((notebook, path))
-        queue, running, free = list(by_student.items()), {}, list(range(len(self.zygotes)))
-        results, invalid = {}, {}
-        while queue or running:
-            while queue and free:
-                slot = free.pop(0)
-                student, notebooks = queue.pop(0)
-                r, w = os.pipe()
-                pid = os.fork()
-                if pid == 0:
-                    os.close(r)
-                    _worker(student, notebooks, self.zygotes[slot], cases, wants, self.opts, root, record, w)
-                os.close(w)
-                running[r] = (pid, slot, student, notebooks, [], time.monotonic())
-            for fd in select.select(list(running), [], [], 0.5)[0]:
-                chunk = os.read(fd, 1 << 20)
-                if chunk:
-                    running[fd][4].append(chunk)
-                    continue
-                free.append(self._finish(running.pop(fd), fd, False, results, invalid, log))
-            for fd, job in list(running.items()):
-                if time.monotonic() - job[5] > self.student_timeout:
-                    free.append(self._finish(running.pop(fd), fd, True, results, invalid, log))
+        work = (cases, wants, root, record)
+        queue, results, invalid = list(by_student.items()), {}, {}
+        workers = [_Worker(z, self.opts, work) for z in self.zygotes]
+        busy: dict = {}                                     # result fd -> (worker, student, notebooks, start)
+        try:
+            while queue or busy:
+                for w in workers:
+                    if queue and w.results not in busy:
+                        student, notebooks = queue.pop(0)
+                        w.send(student, notebooks)
+                        busy[w.results] = (w, student, notebooks, time.monotonic())
+                for fd in select.select(list(busy), [], [], 0.5)[0]:
+                    w, student, notebooks, _ = busy[fd]
+                    out = w.receive()
+                    if out is None:                         # not a whole answer yet
+                        continue
+                    del busy[fd]
+                    if out is False:                        # the worker died
+                        workers[workers.index(w)] = self._replace(w, log)
+                    self._collect(student, notebooks, out or {}, results, invalid, log)
+                for fd, (w, student, notebooks, start) in list(busy.items()):
+                    if time.monotonic() - start > self.student_timeout:
+                        del busy[fd]
+                        workers[workers.index(w)] = self._replace(w, log)
+                        self._collect(student, notebooks, {}, results, invalid, log)
+        finally:
+            for w in workers:
+                w.stop()
         return results, invalid
 
-    def _finish(self, job, fd, overrun: bool, results: dict, invalid: dict, log) -> int:
-        pid, slot, student, notebooks, chunks, _ = job
-        if overrun:
-            os.kill(pid, signal.SIGKILL)
-        os.close(fd)
-        _, status = os.waitpid(pid, 0)
-        zygote = self.zygotes[slot]
-        if overrun or status != 0 or zygote.proc.poll() is not None:
-            if log:
-                log.warning("Replacing the sandbox zygote of slot %d (worker status %s, zygote %s)", slot, status,
-                            zygote.proc.poll())
-            zygote.kill()                                   # it may be mid-part: a fresh one
-            self.zygotes[slot] = sandbox.Zygote(self.level)
-            self.zygotes[slot].ready()                      # here, so that no worker waits for its hello
-        try:
-            out = json.loads(b"".join(chunks).decode()) if status == 0 else {}
-        except ValueError:
-            out = {}
+    def _replace(self, worker: "_Worker", log) -> "_Worker":
+        """A dead or overrunning worker: killed with its zygote, which may be mid-part; fresh ones."""
+        worker.stop(kill=True)
+        slot = self.zygotes.index(worker.zygote)
+        if log:
+            log.warning("Replacing the grading worker and sandbox zygote of slot %d", slot)
+        worker.zygote.kill()
+        self.zygotes[slot] = sandbox.Zygote(self.level)
+        self.zygotes[slot].ready()                          # here, so that no worker waits for its hello
+        return _Worker(self.zygotes[slot], self.opts, worker.work)
+
+    def _collect(self, student, notebooks, out: dict, results: dict, invalid: dict, log) -> None:
         timing = out.pop("\0timing", {})
         for key in ("grade", "record"):
             self.timing[key] = self.timing.get(key, 0.0) + float(timing.get(key, 0.0))
@@ -119,25 +116,94 @@ class ClassGrader:
             results[(student, notebook)] = got["parts"]
             if got["invalid"]:
                 invalid[(student, notebook)] = got["invalid"]
-        return slot
 
 
-def _worker(student, notebooks, zygote, cases, wants, opts, root, record, w) -> None:
-    """One student's notebooks, graded and recorded; JSON on ``w``; never returns."""
-    code = 0
+_OPEN: set = set()                                      # the grader's ends of its workers' pipes
+
+
+class _Worker:
+    """A fork of the grader that grades and records one student at a time, as long as the run lasts
+    (so nbgrader's and SQLAlchemy's caches stay warm from one student to the next). Jobs and answers
+    are length-prefixed JSON on two pipes; it never runs student code (its zygote's parts do)."""
+
+    def __init__(self, zygote: sandbox.Zygote, opts: sandbox.SandboxOptions, work: tuple):
+        self.zygote, self.work, self.buffer = zygote, work, b""
+        jobs_r, self.jobs = os.pipe()
+        self.results, results_w = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            for fd in (self.jobs, self.results, *_OPEN):     # other workers' pipes: theirs to end
+                os.close(fd)
+            _serve(jobs_r, results_w, zygote, opts, *work)
+        os.close(jobs_r)
+        os.close(results_w)
+        _OPEN.update((self.jobs, self.results))
+
+    def send(self, student: str, notebooks: list) -> None:
+        wire.write_all(self.jobs, wire.frame(json.dumps([student, notebooks]).encode()))
+
+    def receive(self):
+        """The answer for the student it was sent (a dict), None if it is not all here yet, False if
+        the worker ended."""
+        chunk = os.read(self.results, 1 << 20)
+        if not chunk:
+            return False
+        self.buffer += chunk
+        if len(self.buffer) < 8:
+            return None
+        n = int.from_bytes(self.buffer[:8], "big")
+        if len(self.buffer) < 8 + n:
+            return None
+        payload, self.buffer = self.buffer[8:8 + n], self.buffer[8 + n:]
+        try:
+            return json.loads(payload.decode())
+        except ValueError:
+            return {}
+
+    def stop(self, kill: bool = False) -> None:
+        if self.pid is None:
+            return
+        if kill:
+            os.kill(self.pid, signal.SIGKILL)
+        for fd in (self.jobs, self.results):
+            os.close(fd)
+            _OPEN.discard(fd)
+        os.waitpid(self.pid, 0)                             # no more jobs: it closes its zygote and ends
+        self.pid = None
+
+
+def _serve(jobs_r: int, results_w: int, zygote, opts, cases, wants, root, record) -> None:
+    """The worker's loop: a student's notebooks, graded and recorded, one answer each; never returns."""
+    import gc
+    gc.freeze()                     # the grader's objects: no collection in this worker walks them again
+    code, inherited = 0, zygote.proc.pid
     try:
-        out, start = {}, time.monotonic()
-        for notebook, path in notebooks:
-            nb, problem = runner.read_notebook(path, root)
-            verdicts = (runner.invalid(problem) if problem else
-                        runner.grade_sources(runner.solution_sources(nb), zygote, cases, wants, opts))
-            out[notebook] = {"invalid": problem, "parts": {p: v.as_dict() for p, v in verdicts.items()}}
-        graded = time.monotonic()
-        if record is not None and not any(v["invalid"] for v in out.values()):
-            record(student, {(student, nb): v["parts"] for nb, v in out.items()})
-        out["\0timing"] = {"grade": graded - start, "record": time.monotonic() - graded}
-        wire.write_all(w, json.dumps(out).encode())
-    except BaseException:                                    # noqa: BLE001
+        while True:
+            try:
+                student, notebooks = json.loads(wire.read_blob(jobs_r).decode())
+            except EOFError:
+                break
+            out = _grade_student(student, notebooks, zygote, cases, wants, opts, root, record)
+            wire.write_all(results_w, wire.frame(json.dumps(out).encode()))
+        if zygote.proc.pid == inherited:
+            zygote.sock.close()                              # the grader's zygote: the grader ends it
+        else:
+            zygote.close()                                   # one this worker started (the first one failed)
+    except BaseException:                                    # noqa: BLE001 (the grader sees it end)
         code = 1
     finally:
         os._exit(code)
+
+
+def _grade_student(student, notebooks, zygote, cases, wants, opts, root, record) -> dict:
+    out, start = {}, time.monotonic()
+    for notebook, path in notebooks:
+        nb, problem = runner.read_notebook(path, root)
+        verdicts = (runner.invalid(problem) if problem else
+                    runner.grade_sources(runner.solution_sources(nb), zygote, cases, wants, opts))
+        out[notebook] = {"invalid": problem, "parts": {p: v.as_dict() for p, v in verdicts.items()}}
+    graded = time.monotonic()
+    if record is not None and not any(v["invalid"] for v in out.values()):
+        record(student, {(student, nb): v["parts"] for nb, v in out.items()})
+    out["\0timing"] = {"grade": graded - start, "record": time.monotonic() - graded}
+    return out
