@@ -25,16 +25,22 @@ import os
 import re
 import sys
 import time
+import traceback
+
+import jsonschema
 
 from nbformat.v4 import new_output
 from nbconvert.preprocessors import ClearMetadataPreprocessor
+from nbgrader import api as nbgrader_api
 from nbgrader import utils
 from nbgrader.apps.autogradeapp import AutogradeApp
 from nbgrader.apps.autogradeapp import aliases as _nbgrader_aliases
 from nbgrader.apps.autogradeapp import flags as _nbgrader_flags
 from nbgrader.apps.baseapp import NbGrader
 from nbgrader.converters import Autograde, NbGraderException
-from nbgrader.preprocessors import (AssignLatePenalties, IgnorePattern, LimitOutput, NbGraderPreprocessor,
+from nbgrader.nbgraderformat import MetadataValidator, ValidationError
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput, DeduplicateIds, IgnorePattern,
+                                    LimitOutput, NbGraderPreprocessor, OverwriteCells, OverwriteKernelspec,
                                     SaveAutoGrades)
 from traitlets import Float, Integer, List, Unicode
 from traitlets.config import Configurable
@@ -91,6 +97,72 @@ class InjectSandboxResults(NbGraderPreprocessor):
         else:
             cell.outputs = [_error(result["message"])]
         return cell, resources
+
+
+class CheckCellMetadataOnce(CheckCellMetadata):
+    """nbgrader's CheckCellMetadata, with the JSON schema checked once per process rather than once per
+    cell (``jsonschema.validate`` checks the schema itself every call: half of a student's recording)."""
+
+    def preprocess(self, nb, resources):
+        try:
+            _METADATA.validate_nb(nb)
+        except ValidationError:
+            self.log.error(traceback.format_exc())
+            msg = "Notebook failed to validate; the nbgrader metadata may be corrupted."
+            self.log.error(msg)
+            raise ValidationError(msg)
+        return nb, resources
+
+
+class _MetadataValidator(MetadataValidator):
+    def __init__(self) -> None:
+        super().__init__()
+        cls = jsonschema.validators.validator_for(self.schema)
+        cls.check_schema(self.schema)
+        self._validator = cls(self.schema)
+
+    def validate_cell(self, cell) -> None:
+        """nbgrader's checks, then what ``jsonschema.validate`` raises, from the validator made once."""
+        if "nbgrader" not in cell.metadata:
+            return
+        version = cell.metadata["nbgrader"].get("schema_version", 0)
+        if version != self.schema_version:
+            super().validate_cell(cell)                      # nbgrader's own error for an old or new schema
+        error = jsonschema.exceptions.best_match(self._validator.iter_errors(cell.metadata["nbgrader"]))
+        if error is not None:
+            raise error
+
+
+_METADATA = _MetadataValidator()
+
+
+def _engine_per_process(create_engine):
+    """nbgrader's Gradebook makes a new SQLAlchemy engine each time it is opened (nine times for one
+    student), so no compiled statement is ever reused. One engine per database URL and process (a worker
+    is a fork: it makes its own) keeps SQLAlchemy's statement cache; sessions stay nbgrader's."""
+    engines: dict = {}
+
+    def shared(url, **kwargs):
+        key = (os.getpid(), str(url), tuple(sorted(kwargs.items())))
+        if key not in engines:
+            engines[key] = create_engine(url, **kwargs)
+        return engines[key]
+    shared.shares = True
+    return shared
+
+
+def configure_recording(config) -> None:
+    """nbgrader's Autograde as the sandboxed grader runs it: InjectSandboxResults where nbgrader has
+    Execute, CheckCellMetadataOnce for CheckCellMetadata in the sanitizing pass, and no second check
+    after it (the preprocessors in between do not change nbgrader's metadata)."""
+    config.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells,
+                                               CheckCellMetadataOnce]
+    config.Autograde.autograde_preprocessors = [
+        InjectSandboxResults, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
+        AssignLatePenalties]
+    config.OverwriteCells.add_missing_cells = True
+    if not getattr(nbgrader_api.create_engine, "shares", False):
+        nbgrader_api.create_engine = _engine_per_process(nbgrader_api.create_engine)
 
 
 def _error(message: str):
@@ -204,12 +276,7 @@ class SandboxAutogradeApp(AutogradeApp):
         if level in ("rlimits", "uid"):
             self.log.warning("Sandbox level %r: no namespaces, so a part sees the machine's files (Python's own "
                              "file functions are refused, native ones are not): see the README", level)
-        # nbgrader's list with InjectSandboxResults for Execute, less CheckCellMetadata: the sanitizing pass
-        # just validated the same nbgrader metadata, which these preprocessors do not change
-        self.config.Autograde.autograde_preprocessors = [
-            InjectSandboxResults, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
-            AssignLatePenalties]
-        self.config.OverwriteCells.add_missing_cells = True
+        configure_recording(self.config)
         pattern = self.coursedir.student_id
 
         def record(student, results):
