@@ -254,8 +254,20 @@ def test_parse_refuses_pickles_and_garbage():
     with pytest.raises(ValueError):
         wire.parse(b"\x00\x00\x00\x00\x00\x00\x00\x05{\"a\":")
     header, arrays = wire.parse(wire.frame(b'{"a": 1}') + wire.frame(wire.npy(np.zeros(())))
-                                + wire.frame(wire.npy(np.ones((2, 3)))))
-    assert header == {"a": 1} and arrays[0].shape == () and arrays[1].shape == (2, 3)
+                                + wire.frame(wire.npy(np.ones((2, 3), dtype=np.float32).T)))
+    assert header == {"a": 1} and arrays[0].shape == () and arrays[1].shape == (3, 2)
+    assert arrays[1].dtype == np.float32 and arrays[1].flags.writeable and (arrays[1] == 1).all()
+
+    def raw(desc: bytes, body: bytes = b"") -> bytes:
+        return len(desc).to_bytes(2, "big") + desc + body
+    for bad in (raw(b'{"dtype": "|O", "shape": [1]}', bytes(8)),            # objects
+                raw(b'{"dtype": "i4,f8", "shape": [1]}', bytes(12)),        # a structured dtype
+                raw(b'{"dtype": "<f8", "shape": [2]}', bytes(8)),           # fewer bytes than the shape
+                raw(b'{"dtype": "<f8", "shape": [-1]}'),                    # a negative size
+                raw(b'{"dtype": "<f8", "shape": [100000, 100000]}'),        # too large
+                raw(b'{"shape": [1]}', bytes(8)), b"\x00"):
+        with pytest.raises(ValueError):
+            wire.parse(wire.frame(b'{"cases": []}') + wire.frame(bad))
 
 
 def test_cases_keep_shared_tensors_shared():
