@@ -23,9 +23,9 @@ REVERSE_MARGIN = 0.2             # the reverse task: accuracy above the position
 
 
 def expected(case: Case) -> dict[str, np.ndarray]:
-    """course_lib's outputs for ``case``, in float64 (for the reverse task: nothing to compare)."""
+    """course_lib's outputs for ``case``, in float64 (for the reverse task: the accuracy to beat)."""
     if case.part == "reverse_task":
-        return {}
+        return {"ceiling": np.float64(position_blind_ceiling(case.inputs["test"]))}
     return reference_outputs(case)
 
 
@@ -141,7 +141,7 @@ def position_blind_ceiling(tokens: torch.Tensor) -> float:
     return hits / tokens.numel() if tokens.numel() else 0.0
 
 
-def judge_reverse(case: Case, outputs: dict | None) -> str | None:
+def judge_reverse(case: Case, outputs: dict | None, want: dict | None = None) -> str | None:
     test = case.inputs["test"]
     if not outputs or "predicted" not in outputs or outputs["predicted"].shape != tuple(test.shape):
         return "no predictions of the right shape came back."
@@ -149,7 +149,7 @@ def judge_reverse(case: Case, outputs: dict | None) -> str | None:
     if losses.size and not np.all(np.isfinite(losses)):
         return "the training loss became NaN or inf."
     accuracy = float((outputs["predicted"] == test.flip(1).numpy()).mean())
-    ceiling = position_blind_ceiling(test)
+    ceiling = float((want or expected(case))["ceiling"])
     if accuracy >= ceiling + REVERSE_MARGIN:
         return None
     return (f"after training, your Reverser gets {accuracy:.0%} of the reversed tokens right; a model blind to "
@@ -172,7 +172,7 @@ def judge_case(case: Case, outputs: dict | None, error: str | None = None, want:
     if error is not None:
         return head + (hide_inputs(error) if case.hidden else error)
     if case.part == "reverse_task":
-        message = judge_reverse(case, outputs)
+        message = judge_reverse(case, outputs, want)
         return None if message is None else head + message
     want = expected(case) if want is None else want
     message = _form(case, outputs, want)
