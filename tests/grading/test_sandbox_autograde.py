@@ -1,4 +1,5 @@
-"""The sandboxed ``autograde`` command end to end on a tiny class: trust in text, links, one bad apple.
+"""The sandboxed ``autograde`` command end to end on a tiny class: trust in text, links, one bad apple,
+and (run as root) the files it wrote given back to the course's owner.
 
 A student whose exception says "could not grade" is graded (zero for that part) and the run exits 0;
 a submission that is a symbolic link (to another student's notebook) is reported, not followed and
@@ -47,6 +48,10 @@ def test_autograde_trusts_structure_not_text(tmp_path):
     linked.mkdir(parents=True)
     (linked / f"{NOTEBOOK}.ipynb").symlink_to(root / "submitted" / "good" / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
 
+    instructor = 4242 if os.geteuid() == 0 else os.geteuid()     # the course belongs to someone else than root
+    for path in [root, *root.rglob("*")]:
+        os.lchown(path, instructor, instructor)
+
     proc = _run([sys.executable, "-m", "course_lib.grading", "autograde", ASSIGNMENT, "--jobs", "2",
                  "--part-timeout", "10"], root)
     assert proc.returncode == 0, proc.stderr[-4000:]
@@ -70,3 +75,6 @@ def test_autograde_trusts_structure_not_text(tmp_path):
             recorded = False
         assert not recorded
     assert not (root / "autograded" / "linked").exists()
+    written = [p for p in root.rglob("*") if p.is_relative_to(root / "autograded") or p.suffix in (".db", ".csv")]
+    assert len(written) > 10 and all(p.lstat().st_uid == instructor for p in written)
+    assert [str(p) for p in root.rglob("*") if p.lstat().st_uid != instructor] == []   # nothing left to root
