@@ -387,12 +387,6 @@ c.JupyterHub.load_roles = [{{"name": "course-admin", "services": ["course-admin"
         return self.run_as(self.instructor, [str(self.env / "bin" / "nbgrader"), *args],
                            cwd=self.course_dir(), timeout=timeout)
 
-    def chown_course(self) -> None:
-        """What grading as root wrote into the course directory goes back to the instructor (the
-        README's `sudo chown -R "$USER:" ~/course` after `sudo ... autograde`)."""
-        acc = self.accounts[self.instructor]
-        subprocess.run(["chown", "-R", f"{acc.uid}:{acc.gid}", str(self.course_dir())], check=True)
-
     # ---- tear-down ---------------------------------------------------------------------------
     def stop(self) -> None:
         """Stop everything the class started and remove what it made (every step runs)."""

@@ -186,7 +186,8 @@ def run_class(demo, tmp_path, timings: dict, shots: list) -> None:
         assert not leaks, f"grading as {how}: student code read what is not theirs: {leaks}"
         check_scores(grading[how][1], ada, bob, eve, expected_lost, how)
         private(f"after grading as {how}")
-    demo.chown_course()
+    left_to_root = [str(p) for p in course.rglob("*") if p.lstat().st_uid == 0]   # the grader gave it back
+    assert not left_to_root, f"grading as root left files to root in the instructor's course: {left_to_root[:5]}"
     timings["grading"] = time.monotonic() - t
     assert grading["root"][1] == grading["instructor"][1], (
         f"root and the instructor's own user grade differently: {grading['root'][1]} vs {grading['instructor'][1]}")
