@@ -32,23 +32,16 @@ c.SandboxGrader.gid = 65534
 
 
 # Feedback goes to the students: it must not show the hidden tests (their seeds would let a student
-# reproduce the hidden cases). generate_feedback removes the hidden blocks of the test cells (whose
-# source comes from the gradebook); a student's own cells are left as written (nbgrader's
-# ClearHiddenTests would stop at a student's stray "BEGIN HIDDEN TESTS" and give them no feedback).
+# reproduce the hidden cases), and it must work offline. generate_feedback removes the hidden blocks
+# of the test cells (a student's own cells are left as written), writes the maths as MathML, puts
+# the exercise's figures into the page (the HTML is all a student gets back), and uses a template
+# without nbgrader's MathJax from a CDN: see course_lib/grading/feedback.py.
+import nbgrader  # noqa: E402
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
-from nbgrader.preprocessors import ClearHiddenTests, GetGrades  # noqa: E402
+from nbgrader.preprocessors import GetGrades  # noqa: E402
 
+from course_lib.grading.feedback import TEMPLATES, ClearHiddenTestsInTestCells, MathToMathML  # noqa: E402
 
-class ClearHiddenTestsInTestCells(ClearHiddenTests):
-    def preprocess_cell(self, cell, resources, index):
-        meta = cell.metadata.get("nbgrader", {})
-        if meta.get("grade") and not meta.get("solution") and cell.cell_type == "code":
-            return super().preprocess_cell(cell, resources, index)
-        return cell, resources
-
-
-c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTestsInTestCells, CSSHTMLHeaderPreprocessor]
-
-# The feedback HTML is all a student gets back: the exercise's figures (figures/*.svg beside the
-# notebook) go into it as data, not as links to files the student does not have.
-c.HTMLExporter.embed_images = True
+c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTestsInTestCells, MathToMathML, CSSHTMLHeaderPreprocessor]
+c.HTMLExporter.extra_template_basedirs = [   # ours first: its feedback/mathjax.html.j2 wins; then nbgrader's
+    TEMPLATES, os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates")]

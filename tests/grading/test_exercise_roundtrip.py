@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -162,6 +163,9 @@ def test_feedback_and_export(course):
     assert "sqrt(d_k)" in html
     # the student gets only this file: the exercise's figures are in it, not links to figures/
     assert 'src="figures/' not in html and 'src="data:image/svg+xml;base64,' in html
+    # and it works offline: the maths is MathML, no script or style sheet comes from the network
+    assert html.count("<math ") >= 10 and "\\frac" not in html and "\\sqrt" not in html
+    assert re.findall(r'<(?:script|link)[^>]*(?:src|href)="(?:https?:)?//[^"]*"', html) == []
     _run([str(BIN / "nbgrader"), "export", "--to", str(root / "grades.csv")], cwd=root)
     rows = (root / "grades.csv").read_text().splitlines()
     by_student = {r.split(",")[3]: r.split(",") for r in rows[1:]}

@@ -1,0 +1,89 @@
+"""What ``nbgrader generate_feedback`` gives a student: no hidden tests, and maths that needs no CDN.
+
+nbgrader_config.py puts these into nbgrader's feedback converter:
+
+* :class:`ClearHiddenTestsInTestCells` removes the hidden blocks of the test cells (their seeds would
+  let a student reproduce the hidden cases) and leaves the student's own cells as written;
+* :class:`MathToMathML` turns the TeX of the markdown cells (``$...$``, ``$$...$$``) into MathML,
+  which browsers draw themselves, offline, and puts the exercise's figures into the page;
+* ``TEMPLATES`` holds a ``feedback/mathjax.html.j2`` that takes the place of nbconvert's: nbgrader's
+  feedback page would otherwise load MathJax from a CDN (a student offline would see TeX source).
+"""
+
+from __future__ import annotations
+
+import base64
+import mimetypes
+import os
+import re
+
+from nbconvert.preprocessors import Preprocessor
+from nbgrader.preprocessors import ClearHiddenTests
+from traitlets import Bool
+
+TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
+
+# code (fenced or inline) is kept as it is; then display maths, then inline maths ($ not escaped,
+# no space just inside the dollars, on one paragraph)
+_PIECES = re.compile(r"(?P<code>```.*?```|`[^`\n]*`)"
+                     r"|(?<!\\)\$\$(?P<display>.+?)\$\$"
+                     r"|(?<![\\$])\$(?P<inline>[^\s$](?:[^$\n]|\n(?!\n))*?(?<![\s\\]))\$(?!\$)", re.S)
+
+
+_IMAGE = re.compile(r"!\[(?P<alt>[^\]]*)\]\((?P<src>[^)\s]+)\)")
+
+
+class ClearHiddenTestsInTestCells(ClearHiddenTests):
+    """nbgrader's ClearHiddenTests on test cells only (on a student's cell, a stray "BEGIN HIDDEN
+    TESTS" would make it stop with no feedback at all)."""
+
+    def preprocess_cell(self, cell, resources, index):
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade") and not meta.get("solution") and cell.cell_type == "code":
+            return super().preprocess_cell(cell, resources, index)
+        return cell, resources
+
+
+def tex_to_mathml(text: str) -> str:
+    """``text`` (markdown) with its maths as MathML; TeX that latex2mathml cannot read stays TeX."""
+    from latex2mathml.converter import convert
+
+    def one(m: re.Match) -> str:
+        if m.group("code") is not None:
+            return m.group(0)
+        display = m.group("display") is not None
+        tex = m.group("display") if display else m.group("inline")
+        try:
+            return convert(tex.strip(), display="block" if display else "inline").replace("\n", " ")
+        except Exception:                                    # noqa: BLE001 (keep what was written)
+            return m.group(0)
+    return _PIECES.sub(one, text)
+
+
+def embed_figures(text: str, folder: str) -> str:
+    """``text`` (markdown) with its images of files in ``folder`` as data: URLs (the student gets the
+    feedback page alone, without the exercise's figures/ folder)."""
+    def one(m: re.Match) -> str:
+        path = os.path.normpath(os.path.join(folder, m.group("src")))
+        kind = mimetypes.guess_type(path)[0]
+        if ":" in m.group("src") or not path.startswith(folder) or not kind or not os.path.isfile(path):
+            return m.group(0)
+        with open(path, "rb") as f:
+            data = base64.b64encode(f.read()).decode("ascii")
+        return f"![{m.group('alt')}](data:{kind};base64,{data})"
+    return _IMAGE.sub(one, text)
+
+
+class MathToMathML(Preprocessor):
+    """Each markdown cell with its maths as MathML (:func:`tex_to_mathml`) and its figures inside
+    (:func:`embed_figures`; nbconvert's own ``embed_images`` re-parses every inline HTML tag alone,
+    which takes the MathML apart)."""
+
+    enabled = Bool(True)                                     # nbconvert's preprocessors are off by default
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type == "markdown":
+            folder = os.path.abspath(resources.get("metadata", {}).get("path") or ".")
+            cell.source = tex_to_mathml(embed_figures(cell.source, folder)) if "$" in cell.source else \
+                embed_figures(cell.source, folder)
+        return cell, resources
