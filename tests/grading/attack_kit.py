@@ -89,6 +89,19 @@ def processes_of(uid: int) -> list[int]:
     return found
 
 
+def running(script: str) -> list[int]:
+    """Processes whose command line names ``script``: zygotes, and anything their parts forked."""
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if script.encode() in f.read().split(b"\0"):
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
 def marks_outside() -> list[str]:
     """Files the attacks try to leave behind, anywhere they could have written."""
     found = []

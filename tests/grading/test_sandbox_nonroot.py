@@ -18,7 +18,7 @@ import tempfile
 
 from pathlib import Path
 
-from attack_kit import CASES, GOOD, OFF, WANTS, with_prologue
+from attack_kit import CASES, GOOD, OFF, WANTS, running, with_prologue
 
 from course_lib.grading import references, runner, sandbox
 
@@ -101,21 +101,8 @@ def _grade_as_nobody(python: str, paths: dict) -> dict:
         out["zygote"] = [z.proc.pid, *_descendants(z.proc.pid)]
     finally:
         z.close()
-    out["left"] = [p for p in out["zygote"] if os.path.exists(f"/proc/{p}")] + _running(sandbox.ZYGOTE)
+    out["left"] = [p for p in out["zygote"] if os.path.exists(f"/proc/{p}")] + running(sandbox.ZYGOTE)
     return out
-
-
-def _running(script: str) -> list:
-    """Processes whose command line names ``script``: zygotes, and anything their parts forked."""
-    found = []
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                if script.encode() in f.read().split(b"\0"):
-                    found.append(int(entry))
-        except OSError:
-            continue
-    return found
 
 
 def _descendants(pid: int) -> list:

@@ -1,0 +1,65 @@
+"""The class grader's workers: a student whose grading overruns or whose worker dies gets a grader error
+(every part 0, the run would exit 1); the others are graded by fresh workers and zygotes; nothing is
+left running."""
+
+from __future__ import annotations
+
+import time
+
+import nbformat
+from attack_kit import CASES, GOOD, WANTS, running
+from nbformat.v4 import new_code_cell, new_notebook
+
+from course_lib.grading import sandbox
+from course_lib.grading.pool import ClassGrader
+
+
+def _submit(root, student: str, source: str) -> tuple:
+    cell = new_code_cell(source, metadata={"nbgrader": {"grade_id": "attention", "solution": True}})
+    folder = root / student / "07_exercise"
+    folder.mkdir(parents=True)
+    nbformat.write(new_notebook(cells=[cell]), folder / "nb.ipynb")
+    return student, "nb", str(folder / "nb.ipynb")
+
+
+def test_an_overrun_or_a_dead_worker_costs_only_its_student(tmp_path):
+    root = tmp_path / "submitted"
+    jobs = [_submit(root, "ok1", GOOD["attention"]),
+            _submit(root, "loops", GOOD["attention"] + "\nwhile True:\n    pass\n"),   # past student_timeout
+            _submit(root, "boom", GOOD["attention"]),                                # its recording raises
+            _submit(root, "ok2", GOOD["attention"]),
+            _submit(root, "ok3", GOOD["attention"])]
+    recorded = []
+
+    def record(student, results):
+        if student == "boom":
+            raise RuntimeError("the gradebook is gone")
+        recorded.append(student)                           # in the worker's memory: not seen here
+
+    class Log:
+        def __init__(self):
+            self.lines = []
+
+        def warning(self, msg, *args):
+            self.lines.append(msg % args)
+        error = warning
+
+    log = Log()
+    grader = ClassGrader(sandbox.detect_level(), sandbox.SandboxOptions(timeout=60.0), jobs=2, student_timeout=2.0)
+    try:
+        results, invalid = grader.grade(jobs, CASES, WANTS, str(root), log=log, record=record)
+    finally:
+        grader.close()
+    assert invalid == {}
+    for student in ("ok1", "ok2", "ok3"):
+        assert results[(student, "nb")]["attention"]["status"] == "passed", results[(student, "nb")]["attention"]
+        assert results[(student, "nb")]["encoder"]["status"] == "failed"           # no cell: the student's zero
+    for student in ("loops", "boom"):
+        assert {v["status"] for v in results[(student, "nb")].values()} == {"error"}, student
+    # two workers replaced (the overrun: the part's own 60 s had not come), two students failed
+    assert sum("Replacing the grading worker" in line for line in log.lines) == 2, log.lines
+    assert sorted(line.split()[1] for line in log.lines if line.startswith("Grading ")) == ["boom/nb", "loops/nb"]
+    deadline = time.monotonic() + 5
+    while running(sandbox.ZYGOTE) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert running(sandbox.ZYGOTE) == [] and recorded == []
