@@ -1,4 +1,5 @@
-"""``python -m course_lib.grading autograde ASSIGNMENT [nbgrader autograde options] [--jobs N]``."""
+"""``python -m course_lib.grading autograde ASSIGNMENT [nbgrader autograde options] [--jobs N]``, and
+``python -m course_lib.grading new-seeds NOTEBOOK``."""
 
 import sys
 
@@ -6,7 +7,12 @@ USAGE = """usage: python -m course_lib.grading autograde ASSIGNMENT [--student I
                                        [--part-timeout SECONDS] [--force] [other nbgrader autograde options]
 
 Autograde the encoder exercise like `nbgrader autograde`, but with every part of every submission run
-in a sandboxed process (see course_lib/grading/autograde.py). Run it from the course root."""
+in a sandboxed process (see course_lib/grading/autograde.py). Run it from the course root.
+
+       python -m course_lib.grading new-seeds [NOTEBOOK]
+
+Give the hidden tests of the source notebook (default notebooks/07_exercise/encoder_from_scratch.ipynb)
+seeds of your own, before `nbgrader generate_assignment`: the repository's seeds are public."""
 
 
 def main(argv=None) -> int:
@@ -14,6 +20,8 @@ def main(argv=None) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(USAGE)
         return 0
+    if argv[0] == "new-seeds":
+        return _new_seeds(argv[1:])
     if argv[0] != "autograde":
         print(f"unknown command {argv[0]!r}\n\n{USAGE}", file=sys.stderr)
         return 2
@@ -21,6 +29,23 @@ def main(argv=None) -> int:
     _prespawn(argv[1:])
     from .autograde import main as autograde_main
     autograde_main(argv[1:])
+    return 0
+
+
+def _new_seeds(argv: list) -> int:
+    import json
+
+    from .cases import new_seeds
+    path = argv[0] if argv else "notebooks/07_exercise/encoder_from_scratch.ipynb"
+    with open(path, encoding="utf-8") as f:
+        nb = json.load(f)                           # as stored (key order, source lines): a diff of seeds only
+    seeds = new_seeds(nb)
+    if not seeds:
+        print(f"{path}: no hidden-test seeds found", file=sys.stderr)
+        return 1
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+    print(f"{path}: new hidden seeds for {', '.join(sorted(seeds))}; now run nbgrader generate_assignment")
     return 0
 
 

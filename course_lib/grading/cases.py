@@ -225,6 +225,25 @@ def make_cases(part: str, seed: int | None = None) -> list[Case]:
     return out
 
 
+def new_seeds(nb, randbits=None) -> dict[str, int]:
+    """Give every hidden-test block of ``nb``'s test cells new seeds (64 random bits each, from
+    ``secrets`` unless ``randbits`` is given), in place; ``{part: new seed}``. For an instructor whose
+    source notebook is public (this repository's is): run it before ``generate_assignment``."""
+    import secrets
+    randbits = randbits or secrets.randbits
+
+    def seed(m: re.Match) -> str:
+        return _SEED_RE.sub(lambda _: f"hidden_seed={randbits(64):#018x}", m.group(0))
+    for cell in nb["cells"]:
+        part = part_of_test(cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "") or "")
+        lines = cell.get("source", "")
+        source = "".join(lines) if isinstance(lines, list) else str(lines)
+        if part and _HIDDEN_RE.search(source):
+            source = _HIDDEN_RE.sub(seed, source)
+            cell["source"] = source.splitlines(keepends=True) if isinstance(lines, list) else source
+    return hidden_seeds(nb)
+
+
 def hidden_seeds(nb) -> dict[str, int]:
     """``{part: seed}`` from the ``### BEGIN HIDDEN TESTS`` blocks of a notebook's test cells.
 
