@@ -1,4 +1,5 @@
-"""Namespaces, the allow-list file system, cgroups, resource limits and the uid drop of the zygote.
+"""Namespaces, the allow-list file system, cgroups, resource limits, the uid drop of the zygote, and the end
+of whatever a part started where there is no PID namespace.
 
 Loaded by the zygote by file path (standard library only). :func:`enter` gives the zygote its own
 mount, network, IPC and UTS namespaces (plus a user namespace when the grader is not root);
@@ -209,3 +210,36 @@ def die_with_parent(parent: int) -> None:
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:
         os._exit(9)
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL the part's process group (its own, once its setsid ran), and the part itself."""
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, 9)
+        except ProcessLookupError:
+            pass
+
+
+def end_orphans(deadline: float) -> int:
+    """Without a PID namespace or a cgroup: kill and reap every child this subreaper still has (only
+    the part's orphans: the part itself is reaped). The number still there at the deadline."""
+    me = str(os.getpid())
+    while True:
+        left = []
+        for entry in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    if f.read().rsplit(")", 1)[1].split()[1] == me:
+                        left.append(int(entry))
+            except (OSError, IndexError):
+                continue
+        for pid in left:
+            try:
+                os.kill(pid, 9)
+                os.waitpid(pid, os.WNOHANG)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+        if not left or time.monotonic() > deadline:
+            return len(left)
+        time.sleep(0.005)

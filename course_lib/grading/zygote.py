@@ -160,11 +160,11 @@ class Zygote:
             self.confine.setns(self.pid_ns, self.confine.CLONE_NEWPID)
         for fd in (w, tw, ew):
             os.close(fd)
-        bufs, timed_out, status = _watch_part(pid, (r, tr, er), req["timeout"])
+        bufs, timed_out, status = _watch_part(pid, (r, tr, er), req["timeout"], self.confine.kill_group)
         if cg is not None:
             survivors = cg.finish()
         else:                           # PID 1 of its namespace took it all with it, or the orphans are ours
-            survivors = 0 if namespaced else _end_orphans(time.monotonic() + 3.0)
+            survivors = 0 if namespaced else self.confine.end_orphans(time.monotonic() + 3.0)
         reply = {"timed_out": timed_out, "wait_status": status, "survivors": survivors,
                  "tattle": bufs[tr].decode("utf-8", "replace")[:300],
                  "setup_error": bufs[er].decode("utf-8", "replace")[:1000],
@@ -175,7 +175,7 @@ class Zygote:
         return reply, bufs[r]
 
 
-def _watch_part(pid: int, fds: tuple, timeout: float):
+def _watch_part(pid: int, fds: tuple, timeout: float, kill_group):
     """Read the part's pipes until it ends, or kill it at the deadline (as PID 1 of its namespace,
     its end is the end of every process in it). (buffers, timed out?, wait status)."""
     limits = dict(zip(fds, (64 << 20, 4096, 4096)))
@@ -186,7 +186,7 @@ def _watch_part(pid: int, fds: tuple, timeout: float):
     while alive or open_fds:
         left = deadline - time.monotonic()
         if alive and left <= 0:
-            _kill_group(pid)
+            kill_group(pid)
             timed_out, alive = True, False
             continue
         wait = max(left, 0) if alive else 1.0                    # after the end: drain what is left
@@ -204,43 +204,10 @@ def _watch_part(pid: int, fds: tuple, timeout: float):
                 continue
             bufs[fd] += chunk
     os.close(pidfd)
-    _kill_group(pid)                                             # what it started, before it is reaped
+    kill_group(pid)                                             # what it started, before it is reaped
     _, status, usage = os.wait4(pid, 0)
     bufs["cpu"] = usage.ru_utime + usage.ru_stime
     return bufs, timed_out, status
-
-
-def _kill_group(pid: int) -> None:
-    """SIGKILL the part's process group (its own, once its setsid ran), and the part itself."""
-    for kill in (os.killpg, os.kill):
-        try:
-            kill(pid, 9)
-        except ProcessLookupError:
-            pass
-
-
-def _end_orphans(deadline: float) -> int:
-    """Without a PID namespace or a cgroup: kill and reap every child this subreaper still has (only
-    the part's orphans: the part itself is reaped). The number still there at the deadline."""
-    me = str(os.getpid())
-    while True:
-        left = []
-        for entry in filter(str.isdigit, os.listdir("/proc")):
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    if f.read().rsplit(")", 1)[1].split()[1] == me:
-                        left.append(int(entry))
-            except (OSError, IndexError):
-                continue
-        for pid in left:
-            try:
-                os.kill(pid, 9)
-                os.waitpid(pid, os.WNOHANG)
-            except (ProcessLookupError, ChildProcessError):
-                pass
-        if not left or time.monotonic() > deadline:
-            return len(left)
-        time.sleep(0.005)
 
 
 def part_process(z: Zygote, req: dict, cases: list, fds: tuple, cg, arrays: list) -> None:
