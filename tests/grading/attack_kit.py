@@ -102,6 +102,19 @@ def running(script: str) -> list[int]:
     return found
 
 
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (children, theirs, ...), from /proc."""
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                    found += [int(entry)] + descendants(int(entry))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
 def marks_outside() -> list[str]:
     """Files the attacks try to leave behind, anywhere they could have written."""
     found = []

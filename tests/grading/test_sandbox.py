@@ -14,8 +14,8 @@ import time
 
 import numpy as np
 import pytest
-from attack_kit import (CASES, GOOD, LEVEL, OFF, assert_contained, options, probe, processes_of, run_part,
-                        zygote)  # noqa: F401
+from attack_kit import (CASES, GOOD, LEVEL, OFF, assert_contained, descendants, options, probe, processes_of,
+                        run_part, zygote)  # noqa: F401
 
 from course_lib.grading import policy, runner, sandbox, wire
 from course_lib.grading.parts import part_of_test
@@ -91,7 +91,7 @@ def test_the_zygote_never_held_the_graders_state(monkeypatch):
     z = sandbox.Zygote(LEVEL)
     try:
         z.ready()
-        zygotes = [p for p in _descendants(z.proc.pid)] + [z.proc.pid]
+        zygotes = descendants(z.proc.pid) + [z.proc.pid]
         for pid in zygotes:
             with open(f"/proc/{pid}/environ", "rb") as f:
                 assert token.encode() not in f.read()
@@ -100,20 +100,6 @@ def test_the_zygote_never_held_the_graders_state(monkeypatch):
         assert roster                                                     # (kept alive in this process)
     finally:
         z.close()
-
-
-def _descendants(pid: int) -> list[int]:
-    out = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            if ppid == pid:
-                out += [int(entry)] + _descendants(int(entry))
-    return out
 
 
 def _memory_holds(pid: int, needles: list[str]) -> bool:

@@ -18,7 +18,7 @@ import tempfile
 
 from pathlib import Path
 
-from attack_kit import CASES, GOOD, OFF, WANTS, running, with_prologue
+from attack_kit import CASES, GOOD, OFF, WANTS, descendants, running, with_prologue
 
 from course_lib.grading import references, runner, sandbox
 
@@ -98,23 +98,11 @@ def _grade_as_nobody(python: str, paths: dict) -> dict:
         loop = run("attention", "import os\ndef probe():\n    os.fork()\n    while True:\n        pass\n",
                    probe=True, layers=OFF, nproc=100)
         out["loop"] = [loop.status, loop.failure, loop.survivors]
-        out["zygote"] = [z.proc.pid, *_descendants(z.proc.pid)]
+        out["zygote"] = [z.proc.pid, *descendants(z.proc.pid)]
     finally:
         z.close()
     out["left"] = [p for p in out["zygote"] if os.path.exists(f"/proc/{p}")] + running(sandbox.ZYGOTE)
     return out
-
-
-def _descendants(pid: int) -> list:
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
-                    found += [int(entry)] + _descendants(int(entry))
-        except (OSError, ValueError, IndexError):
-            continue
-    return found
 
 
 def test_the_userns_level_as_an_ordinary_user():
