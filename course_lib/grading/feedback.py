@@ -84,6 +84,6 @@ class MathToMathML(Preprocessor):
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type == "markdown":
             folder = os.path.abspath(resources.get("metadata", {}).get("path") or ".")
-            cell.source = tex_to_mathml(embed_figures(cell.source, folder)) if "$" in cell.source else \
-                embed_figures(cell.source, folder)
+            source = embed_figures(cell.source, folder)
+            cell.source = tex_to_mathml(source) if "$" in source else source
         return cell, resources
