@@ -82,7 +82,7 @@ ATTACKS = [
     ("read_outside", "positional_encoding", BUILTIN + "t = b.open('/etc/host' + 'name').read()\n", "/etc/hostname"),
     ("write_run_lock", "encoder", BUILTIN + "b.open('/run/lock/course-attack', 'w').write('x')\n", "writing"),
     ("write_dev_shm", "feed_forward", OS + "o.open('/dev/shm/course-attack', o.O_CREAT | o.O_WRONLY)\n", "writing"),
-    ("list_the_disk", "attention", OS + f"o.listdir({CHECKOUT!r})\n", "os.listdir"),
+    ("list_the_disk", "attention", OS + "o.listdir('/')\n", "os.listdir"),
     # processes
     ("fork_children", "multi_head_attention", OS + "kids = [o.fork() for _ in range(60)]\n", "os.fork"),
     ("spawn_a_shell", "encoder_layer", OS + "o.posix_spawn('/bin/sh', ['sh'], {})\n", "os.posix_spawn"),
