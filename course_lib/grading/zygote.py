@@ -218,7 +218,7 @@ def part_process(z: Zygote, req: dict, cases: list, fds: tuple, cg, arrays: list
         z.confine.die_with_parent(0 if namespaced else z.pid)    # its parent is outside its PID namespace
         os.setsid()                                              # no controlling terminal, its own session
         if cg is not None:
-            cg.join(os.getpid())                                 # before anything runs: all of it is counted
+            cg.join_self()                                       # before anything runs: all of it is counted
         if namespaced:
             z.confine.part_namespaces()
             z.confine.part_mounts(req["tmp_mb"])
