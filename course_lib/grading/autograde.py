@@ -26,6 +26,7 @@ import re
 import sys
 import time
 import traceback
+import warnings
 
 import jsonschema
 
@@ -151,18 +152,38 @@ def _engine_per_process(create_engine):
     return shared
 
 
+def _once_per_engine(create_all):
+    """nbgrader's Gradebook checks for (and creates) every table each time it is opened: 13 queries,
+    nine times for one student. With one engine per process (above), once per engine is enough."""
+    done: set = set()
+
+    def once(bind=None, **kwargs):
+        if bind is None or (os.getpid(), id(bind)) not in done:
+            create_all(bind=bind, **kwargs)
+            if bind is not None:
+                done.add((os.getpid(), id(bind)))
+    return once
+
+
 def configure_recording(config) -> None:
     """nbgrader's Autograde as the sandboxed grader runs it: InjectSandboxResults where nbgrader has
     Execute, CheckCellMetadataOnce for CheckCellMetadata in the sanitizing pass, and no second check
-    after it (the preprocessors in between do not change nbgrader's metadata)."""
+    after it (the preprocessors in between do not change nbgrader's metadata). nbconvert checks the
+    notebook against nbformat's schema at the end of each pass rather than after each of its eleven
+    preprocessors (``optimistic_validation``): an invalid notebook still stops the recording."""
     config.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells,
                                                CheckCellMetadataOnce]
     config.Autograde.autograde_preprocessors = [
         InjectSandboxResults, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
         AssignLatePenalties]
     config.OverwriteCells.add_missing_cells = True
+    config.NotebookExporter.optimistic_validation = True        # nbformat's schema once per pass, not per step
     if not getattr(nbgrader_api.create_engine, "shares", False):
         nbgrader_api.create_engine = _engine_per_process(nbgrader_api.create_engine)
+        nbgrader_api.Base.metadata.create_all = _once_per_engine(nbgrader_api.Base.metadata.create_all)
+    # nbgrader's own ORM use (api.py, Gradebook.add_submission) makes SQLAlchemy 2 warn about an
+    # autoflush, once per worker; plain ``nbgrader autograde`` prints the same lines. Not ours to fix.
+    warnings.filterwarnings("ignore", message=r"Object of type <Submitted\w+> not in session", module="nbgrader")
 
 
 def _error(message: str):
