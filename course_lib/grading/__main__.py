@@ -35,7 +35,7 @@ def main(argv=None) -> int:
 def _new_seeds(argv: list) -> int:
     import json
 
-    from .cases import new_seeds
+    from .seeds import new_seeds
     path = argv[0] if argv else "notebooks/07_exercise/encoder_from_scratch.ipynb"
     with open(path, encoding="utf-8") as f:
         nb = json.load(f)                           # as stored (key order, source lines): a diff of seeds only
@@ -67,16 +67,16 @@ def _option(argv: list, name: str, default: str) -> str:
 
 
 def _prespawn(argv: list) -> None:
-    """Start the sandbox's zygotes now, so that their torch import overlaps nbgrader's start-up (the
-    app adopts them if its settings agree, else it starts its own)."""
-    from . import confine, sandbox                  # not torch: the zygotes import it while we import nbgrader
+    """Start the sandbox now, so that its torch import overlaps nbgrader's start-up (the app adopts it
+    if its settings agree, else it starts its own)."""
+    from . import confine, sandbox                  # not torch: the sandbox imports it while we import nbgrader
     confine.prctl(confine.PR_SET_DUMPABLE, 0)      # same-uid processes cannot read our memory or environment
     try:
         level = sandbox.detect_level(_option(argv, "sandbox", "auto"))
         jobs = max(1, int(_option(argv, "jobs", "2")))
     except ValueError:
         return
-    sandbox.PRESPAWNED[:] = [level, [sandbox.Zygote(level) for _ in range(jobs)]]
+    sandbox.PRESPAWNED[:] = [level, sandbox.Mother(level, jobs)]
 
 
 def _exit(code) -> None:

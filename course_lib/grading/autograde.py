@@ -48,6 +48,7 @@ from traitlets.config import Configurable
 
 from . import runner, sandbox
 from .pool import ClassGrader
+from .seeds import hidden_seeds
 
 _RESULTS: dict = {}          # (student, notebook) -> {part: {"passed": bool, "message": str}}
 
@@ -290,10 +291,11 @@ class SandboxAutogradeApp(AutogradeApp):
         if source is None:
             self.log.warning("No hidden tests found (gradebook or source notebook): grading the visible cases only")
         t0 = time.monotonic()
-        cases, wants = runner.all_cases(source)
-        t1 = time.monotonic()
         info = grader.ready()
-        self.log.info("Cases and expected answers in %.1f s; sandbox ready %.1f s later", t1 - t0, time.monotonic() - t1)
+        t1 = time.monotonic()
+        judged = grader.prepare(hidden_seeds(source) if source is not None else {})
+        self.log.info("Sandbox ready after %.1f s more; cases and expected answers made by its judge in %.1f s",
+                      t1 - t0, judged)
         self.log.info("Grading %d notebook(s), %d at a time, in a sandbox: level %s, cgroup %s, seccomp %s",
                       len(jobs), settings.jobs, level, info.get("cgroup") or "none", info.get("seccomp"))
         if level in ("rlimits", "uid"):
@@ -311,7 +313,7 @@ class SandboxAutogradeApp(AutogradeApp):
 
         start = time.monotonic()
         root = os.path.join(self.coursedir.root, self.coursedir.submitted_directory)
-        results, invalid = grader.grade(jobs, cases, wants, root, self.log, record)
+        results, invalid = grader.grade(jobs, root, self.log, record)
         self.log.info("Sandboxed grading and recording took %.1f s (workers: %.1f s grading, %.1f s recording)",
                       time.monotonic() - start, grader.timing.get("grade", 0.0), grader.timing.get("record", 0.0))
         self.coursedir.student_id = pattern

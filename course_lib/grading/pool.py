@@ -1,11 +1,13 @@
 """Grading a class in parallel: ``jobs`` worker processes, each with its own sandbox zygote.
 
-The zygotes (:class:`.sandbox.Zygote`) start first, so their torch import overlaps the grader's own
-start-up. A worker is a fork of the grader (never of a zygote, and it never runs student code) that
-lives for the whole run and takes one student at a time: it reads the student's notebooks without
-following links, sends each part to its zygote, judges the arrays that come back and records the
+The sandbox (:class:`.sandbox.Mother`) starts first, so that its one torch import overlaps the
+grader's own start-up; it forks one zygote per worker, then judges: it makes the cases from the hidden
+seeds (:meth:`ClassGrader.prepare`) and keeps the reference's answers, so this process never imports
+torch. A worker is a fork of the grader (never of a zygote, and it never runs student code) that lives
+for the whole run and takes one student at a time: it reads the student's notebooks without following
+links, sends each part to its zygote, has the judge judge the arrays that come back and records the
 verdicts with nbgrader. A worker that dies or overruns ``student_timeout`` costs that student a grader
-error (the run exits 1); it and its zygote are replaced.
+error (the run exits 1); it and its zygote are replaced (by a zygote of its own interpreter).
 """
 
 from __future__ import annotations
@@ -16,30 +18,28 @@ import select
 import signal
 import time
 
-from . import runner, sandbox, wire
+from . import references, runner, sandbox, wire
 
 
-def _zygotes(level: str, jobs: int) -> list:
-    """``jobs`` zygotes at ``level``: the prespawned ones if they fit, else new ones."""
-    found = []
+def _mother(level: str, jobs: int) -> sandbox.Mother:
+    """The prespawned sandbox if it fits (level and number of zygotes), else a new one."""
     if sandbox.PRESPAWNED:
         pre_level, pre = sandbox.PRESPAWNED
         sandbox.PRESPAWNED.clear()
-        if pre_level == level:
-            found, extra = pre[:jobs], pre[jobs:]
-        else:
-            extra = pre
-        for z in extra:
-            z.close()
-    return found + [sandbox.Zygote(level) for _ in range(jobs - len(found))]
+        if pre_level == level and len(pre.zygotes) == jobs:
+            return pre
+        pre.close()
+    return sandbox.Mother(level, jobs)
 
 
 class ClassGrader:
-    """``jobs`` zygotes, started now; :meth:`grade` uses them; :meth:`close` ends them."""
+    """The sandbox, started now: ``jobs`` zygotes and the judge; :meth:`prepare` has the judge make
+    the cases, :meth:`grade` grades with them; :meth:`close` ends it all."""
 
     def __init__(self, level: str, opts: sandbox.SandboxOptions, jobs: int, student_timeout: float = 300.0):
         self.level, self.opts, self.student_timeout = level, opts, student_timeout
-        self.zygotes = _zygotes(level, max(1, jobs))
+        self.mother = _mother(level, max(1, jobs))
+        self.zygotes = self.mother.zygotes                 # a replaced one is replaced in this list
         self.timing: dict = {}                             # seconds spent grading and recording, summed
 
     def ready(self) -> dict:
@@ -47,21 +47,29 @@ class ClassGrader:
         infos = [z.ready() for z in self.zygotes]
         return infos[0]
 
-    def close(self) -> None:
-        for z in self.zygotes:
-            z.close()
+    def prepare(self, seeds: dict) -> float:
+        """The judge makes every part's cases from ``{part: hidden seed}`` (visible ones only without);
+        they arrive here in wire form, with the references' code. Seconds the judge took."""
+        header, arrays, seconds = self.mother.cases(seeds)
+        runner.use_encoded(header, arrays)
+        for part in header:
+            references.compiled(part)                       # once here, not in every worker
+        return seconds
 
-    def grade(self, jobs: list, cases: dict, wants: dict, root: str, log=None, record=None) -> tuple[dict, dict]:
-        """Grade [(student, notebook, path)]. ({(student, notebook): {part: verdict dict}},
-        {(student, notebook): why it is not a valid submission}). ``record(student, results)`` runs in the
-        worker right after a student's parts are judged (nbgrader's gradebook and autograded notebook)."""
-        runner.prepare(cases)                               # once here, not in every worker
+    def close(self) -> None:
+        self.mother.close()
+
+    def grade(self, jobs: list, root: str, log=None, record=None) -> tuple[dict, dict]:
+        """Grade [(student, notebook, path)] on the cases of :meth:`prepare`. ({(student, notebook):
+        {part: verdict dict}}, {(student, notebook): why it is not a valid submission}).
+        ``record(student, results)`` runs in the worker right after a student's parts are judged
+        (nbgrader's gradebook and autograded notebook)."""
         by_student: dict = {}
         for student, notebook, path in jobs:
             by_student.setdefault(student, []).append((notebook, path))
-        work = (cases, wants, root, record)
+        work = (root, record)
         queue, results, invalid = list(by_student.items()), {}, {}
-        workers = [_Worker(z, self.opts, work) for z in self.zygotes]
+        workers = [_Worker(z, self.mother.channel(), self.opts, work) for z in self.zygotes]
         busy: dict = {}                                     # result fd -> (worker, student, notebooks, start)
         try:
             while queue or busy:
@@ -98,7 +106,7 @@ class ClassGrader:
         worker.zygote.kill()
         self.zygotes[slot] = sandbox.Zygote(self.level)
         self.zygotes[slot].ready()                          # here, so that no worker waits for its hello
-        return _Worker(self.zygotes[slot], self.opts, worker.work)
+        return _Worker(self.zygotes[slot], self.mother.channel(), self.opts, worker.work)
 
     def _collect(self, student, notebooks, out: dict, results: dict, invalid: dict, log) -> None:
         timing = out.pop("\0timing", {})
@@ -126,7 +134,7 @@ class _Worker:
     (so nbgrader's and SQLAlchemy's caches stay warm from one student to the next). Jobs and answers
     are length-prefixed JSON on two pipes; it never runs student code (its zygote's parts do)."""
 
-    def __init__(self, zygote: sandbox.Zygote, opts: sandbox.SandboxOptions, work: tuple):
+    def __init__(self, zygote: sandbox.Zygote, channel, opts: sandbox.SandboxOptions, work: tuple):
         self.zygote, self.work, self.buffer = zygote, work, b""
         jobs_r, self.jobs = os.pipe()
         self.results, results_w = os.pipe()
@@ -134,7 +142,8 @@ class _Worker:
         if self.pid == 0:
             for fd in (self.jobs, self.results, *_OPEN):     # other workers' pipes: theirs to end
                 os.close(fd)
-            _serve(jobs_r, results_w, zygote, opts, *work)
+            _serve(jobs_r, results_w, zygote, sandbox.verdict_over(channel), opts, *work)
+        channel.close()                                     # the worker's judging channel: its own
         os.close(jobs_r)
         os.close(results_w)
         _OPEN.update((self.jobs, self.results))
@@ -172,20 +181,20 @@ class _Worker:
         self.pid = None
 
 
-def _serve(jobs_r: int, results_w: int, zygote, opts, cases, wants, root, record) -> None:
+def _serve(jobs_r: int, results_w: int, zygote, verdict, opts, root, record) -> None:
     """The worker's loop: a student's notebooks, graded and recorded, one answer each; never returns."""
     import gc
     gc.freeze()                     # the grader's objects: no collection in this worker walks them again
-    code, inherited = 0, zygote.proc.pid
+    code, inherited = 0, zygote.sock
     try:
         while True:
             try:
                 student, notebooks = json.loads(wire.read_blob(jobs_r).decode())
             except EOFError:
                 break
-            out = _grade_student(student, notebooks, zygote, cases, wants, opts, root, record)
+            out = _grade_student(student, notebooks, zygote, verdict, opts, root, record)
             wire.write_all(results_w, wire.frame(json.dumps(out).encode()))
-        if zygote.proc.pid == inherited:
+        if zygote.sock is inherited:
             zygote.sock.close()                              # the grader's zygote: the grader ends it
         else:
             zygote.close()                                   # one this worker started (the first one failed)
@@ -195,12 +204,12 @@ def _serve(jobs_r: int, results_w: int, zygote, opts, cases, wants, root, record
         os._exit(code)
 
 
-def _grade_student(student, notebooks, zygote, cases, wants, opts, root, record) -> dict:
+def _grade_student(student, notebooks, zygote, verdict, opts, root, record) -> dict:
     out, start = {}, time.monotonic()
     for notebook, path in notebooks:
         nb, problem = runner.read_notebook(path, root)
         verdicts = (runner.invalid(problem) if problem else
-                    runner.grade_sources(runner.solution_sources(nb), zygote, cases, wants, opts))
+                    runner.grade_with(runner.solution_sources(nb), zygote, verdict, opts))
         out[notebook] = {"invalid": problem, "parts": {p: v.as_dict() for p, v in verdicts.items()}}
     graded = time.monotonic()
     if record is not None and not any(v["invalid"] for v in out.values()):

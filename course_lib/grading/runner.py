@@ -1,10 +1,13 @@
 """Grade the parts of one submitted notebook: read it safely, check the rules, run each part in the
 zygote's sandbox, judge the arrays that come back.
 
-Everything here runs in the grader, which never runs student code: the part's outputs come back as
-JSON and .npy arrays and are compared with course_lib's reference (:mod:`.judging`). A verdict is a
+Everything here runs outside the sandbox, never on student code: the part's outputs come back as
+JSON and raw arrays and are compared with course_lib's reference (:mod:`.judging`). A verdict is a
 :class:`PartResult` whose ``status`` is structured ("passed", "failed": the submission's doing,
-"error": the grader's): nothing a student writes in a message can turn one into another.
+"error": the grader's): nothing a student writes in a message can turn one into another. Making the
+cases and judging need torch (:mod:`.cases`, :mod:`.judging`, imported when first used): the class
+grader's own process (:mod:`.pool`) leaves both to the sandbox's judge (:mod:`.judge`) and never
+imports torch.
 """
 
 from __future__ import annotations
@@ -13,12 +16,9 @@ import os
 import stat
 from dataclasses import dataclass, fields
 
-import nbformat
-
 from . import policy, references, sandbox, wire
-from .cases import hidden_seeds, make_cases
-from .judging import expected, judge_case
 from .parts import NAMES, ONE_RUN, PARTS, part_of_test
+from .seeds import hidden_seeds
 
 MAX_NOTEBOOK_BYTES = 20 << 20
 
@@ -71,6 +71,7 @@ def read_notebook(path: str, root: str):
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_NOTEBOOK_BYTES:
             return None, "the notebook is not a regular file of at most 20 MiB"
+        import nbformat
         with os.fdopen(fd, "rb", closefd=False) as f:
             return nbformat.reads(f.read().decode("utf-8"), as_version=4), None
     except Exception as e:                                  # noqa: BLE001
@@ -97,7 +98,13 @@ def all_cases(notebook=None) -> tuple[dict, dict]:
     """({part: visible + hidden cases}, {part: the reference's outputs per case}); hidden cases come from
     the seeds in ``notebook``'s hidden-test blocks (the source notebook or the gradebook's cells). A part
     of ``ONE_RUN`` (a training run) is graded on one case: the hidden one if there is a seed."""
-    seeds = hidden_seeds(notebook) if notebook is not None else {}
+    return cases_for_seeds(hidden_seeds(notebook) if notebook is not None else {})
+
+
+def cases_for_seeds(seeds: dict) -> tuple[dict, dict]:
+    """:func:`all_cases` from ``{part: hidden seed}``."""
+    from .cases import make_cases
+    from .judging import expected
     cases = {}
     for p in PARTS:
         hidden = make_cases(p, seeds[p]) if p in seeds else []
@@ -106,15 +113,26 @@ def all_cases(notebook=None) -> tuple[dict, dict]:
     return cases, wants
 
 
-_ENCODED: dict = {}        # part -> (its cases, encoded, arrays); made in the grader before its workers fork
+_ENCODED: dict = {}        # part -> (its cases, encoded, arrays); in the grader, made before its workers fork
 
 
-def prepare(cases: dict) -> None:
-    """Once, in the grader, before it forks its workers: every part's references (their source, cut by
-    :mod:`.references`) and its cases in wire form, so that no worker makes them again."""
+def encoded_cases(cases: dict) -> tuple[dict, list]:
+    """Every part's cases in wire form, as one message: ({part: [encoded case, ...]}, arrays), the
+    indices in each part's cases counting from that part's first array (see :func:`use_encoded`)."""
+    header, arrays = {}, []
     for part, part_cases in cases.items():
-        references.compiled(part)
-        _encoded(part, part_cases)
+        encoded, part_arrays = _encoded(part, part_cases)
+        header[part] = {"cases": encoded, "first": len(arrays), "count": len(part_arrays)}
+        arrays.extend(part_arrays)
+    return header, arrays
+
+
+def use_encoded(header: dict, arrays: list) -> None:
+    """In the grader: the cases as :func:`encoded_cases` sent them, for :func:`request` (``cases``
+    then names the part's encoded cases: the grader holds no Case objects, no tensors)."""
+    for part, entry in header.items():
+        first = int(entry["first"])
+        _ENCODED[part] = (entry["cases"], entry["cases"], arrays[first:first + int(entry["count"])])
 
 
 def _encoded(part: str, cases: list) -> tuple[list, list]:
@@ -147,9 +165,12 @@ def request(part: str, source: str, cases: list, opts: sandbox.SandboxOptions, r
 # ------------------------------------------------------------------ grading
 
 def judge(part: str, cases: list, wants: list, outcome: sandbox.Outcome) -> PartResult:
+    """The verdict on ``part`` from its outcome: the sandbox's failures first, then each case's outputs
+    against the reference's (``wants``), the first wrong one named."""
     if outcome.status != "ok":
         status = "error" if outcome.status == "grader" else "failed"
         return PartResult(status, f"{part}: {outcome.failure}", outcome.seconds)
+    from .judging import judge_case
     h, arrays = outcome.header, list(outcome.arrays)
     try:
         if h.get("cell_error"):
@@ -172,7 +193,15 @@ def judge(part: str, cases: list, wants: list, outcome: sandbox.Outcome) -> Part
 
 def grade_sources(sources: dict, zygote: sandbox.Zygote, cases: dict, wants: dict,
                   opts: sandbox.SandboxOptions, parts=PARTS) -> dict:
-    """{part: PartResult} for the solution sources of one notebook."""
+    """{part: PartResult} for the solution sources of one notebook, judged in this process."""
+    return grade_with(sources, zygote, lambda part, outcome: judge(part, cases[part], wants[part], outcome),
+                      opts, parts, cases)
+
+
+def grade_with(sources: dict, zygote: sandbox.Zygote, verdict, opts: sandbox.SandboxOptions, parts=PARTS,
+               cases: dict | None = None) -> dict:
+    """{part: PartResult}: each part run by ``zygote``, its outcome judged by ``verdict(part, outcome)``.
+    ``cases``: {part: Case list}, or None for the encoded cases :func:`use_encoded` was given."""
     results = {}
     for part in parts:
         if part not in sources:
@@ -182,8 +211,9 @@ def grade_sources(sources: dict, zygote: sandbox.Zygote, cases: dict, wants: dic
         if rule:
             results[part] = PartResult("failed", f"{part}: the solution cell {rule} No points for this part.")
             continue
-        header, arrays = request(part, sources[part], cases[part], opts, zygote.read_roots)
-        results[part] = judge(part, cases[part], wants[part], zygote.run(header, arrays))
+        part_cases = _ENCODED[part][0] if cases is None else cases[part]
+        header, arrays = request(part, sources[part], part_cases, opts, zygote.read_roots)
+        results[part] = verdict(part, zygote.run(header, arrays))
     return results
 
 

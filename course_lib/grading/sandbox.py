@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import json
 import os
+import select
+import signal
 import socket
 import subprocess
 import sys
@@ -143,7 +145,7 @@ def interpret(reply: dict, raw: bytes, timeout: float) -> Outcome:
     return out("ok", None, header, arrays)
 
 
-PRESPAWNED: list = []          # [level, [Zygote]] started by ``python -m course_lib.grading`` first thing, if any
+PRESPAWNED: list = []          # [level, Mother] started by ``python -m course_lib.grading`` first thing, if any
 
 
 class Zygote:
@@ -156,20 +158,21 @@ class Zygote:
         self.log = tempfile.TemporaryFile()
         self._spawn()
 
+    @classmethod
+    def slot(cls, level: str, sock: socket.socket, log, python: str, paths: dict) -> "Zygote":
+        """A zygote that a :class:`Mother` forked, reached on ``sock`` (its hello names its pid here)."""
+        z = cls.__new__(cls)
+        z.level, z.proc, z.info, z.python, z.paths, z.log = level, None, None, python, paths, log
+        z.sock, z.read_roots, z.pidfd = sock, paths["read_roots"], None
+        return z
+
     def _spawn(self) -> None:
         parent, child = socket.socketpair()
-        cfg = dict(self.paths, level=self.level, fd=child.fileno(), grader_pid=os.getpid(), harness=HARNESS)
-        self.read_roots = cfg["read_roots"]
-        env = dict(ENV)
-        for name in ("LD_LIBRARY_PATH", "COURSE_GRADING_DEBUG"):   # where libpython is; debugging the sandbox
-            if os.environ.get(name):
-                env[name] = os.environ[name]
-        self.proc = subprocess.Popen([self.python, "-I", "-S", ZYGOTE, json.dumps(cfg)], env=env,
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=None if env.get("COURSE_GRADING_DEBUG") else self.log,
-                                     pass_fds=(child.fileno(),), start_new_session=True, cwd="/")
+        self.read_roots = self.paths["read_roots"]
+        self.proc = _start(self.python, dict(self.paths, level=self.level, fd=child.fileno()), [child.fileno()],
+                           self.log)
         child.close()
-        self.sock, self.info = parent, None
+        self.sock, self.info, self.pidfd = parent, None, None
 
     def ready(self, timeout: float = 180.0) -> dict:
         """The zygote's hello ({"level", "cgroup", "seccomp", ...}); SandboxError if it did not start."""
@@ -183,6 +186,8 @@ class Zygote:
                 raise SandboxError(f"the sandbox's zygote did not start: {header.get('error')}\n"
                                    f"{header.get('traceback', '')}{self._log_tail()}")
             self.info = header
+            if self.proc is None:                          # a mother's: followed by its pid, never reused
+                self.pidfd = os.pidfd_open(int(header["host_pid"]))
         return self.info
 
     def _log_tail(self) -> str:
@@ -190,7 +195,7 @@ class Zygote:
         return self.log.read()[-2000:].decode("utf-8", "replace")
 
     def run(self, request: dict, arrays: list) -> Outcome:
-        """Send one part; its Outcome. A zygote that fails is replaced (status "grader")."""
+        """Send one part; its Outcome. A zygote that fails is replaced by a fresh one (status "grader")."""
         try:
             self.ready()
             wire.write_message(self.sock.fileno(), request, arrays)
@@ -211,15 +216,21 @@ class Zygote:
             except ProcessLookupError:
                 pass
             self.proc.wait()
+        elif self.proc is None and self.pidfd is not None:
+            signal.pidfd_send_signal(self.pidfd, 9)        # a mother's zygote: its waiter; the rest die with it
+            select.select([self.pidfd], [], [], 10)
         self.sock.close()
         self._tidy()
 
     def close(self) -> None:
         """Ask the zygote to end (it removes its cgroups); kill it if it does not."""
         self.sock.close()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
+        if self.proc is not None:
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        elif self.pidfd is not None and not select.select([self.pidfd], [], [], 10)[0]:
             self.kill()
         self._tidy()
 
@@ -229,3 +240,98 @@ class Zygote:
         for path in (self.info or {}).get("cgroup_paths", []):
             if os.path.isdir(path):
                 cgroups.remove(path)
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
+
+
+def _start(python: str, cfg: dict, fds: list, log) -> subprocess.Popen:
+    """``python -I -S zygote.py CFG`` with an empty environment, in its own session, ``fds`` passed."""
+    cfg = dict(cfg, grader_pid=os.getpid(), harness=HARNESS)
+    env = dict(ENV)
+    for name in ("LD_LIBRARY_PATH", "COURSE_GRADING_DEBUG"):   # where libpython is; debugging the sandbox
+        if os.environ.get(name):
+            env[name] = os.environ[name]
+    return subprocess.Popen([python, "-I", "-S", ZYGOTE, json.dumps(cfg)], env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=None if env.get("COURSE_GRADING_DEBUG") else log,
+                            pass_fds=tuple(fds), start_new_session=True, cwd="/")
+
+
+class Mother:
+    """The sandbox of a class (:func:`zygote._mother`): one interpreter imports torch once, forks
+    ``slots`` zygotes (:attr:`zygotes`), then judges (:mod:`.judge`): :meth:`cases` has it make the
+    cases from the hidden seeds, and each :meth:`channel` carries one worker's outcomes and verdicts."""
+
+    def __init__(self, level: str, slots: int, python: str | None = None, paths: dict | None = None):
+        self.level, self.python, self.paths = level, python or sys.executable, paths or python_paths()
+        self.log = tempfile.TemporaryFile()
+        pairs = [socket.socketpair() for _ in range(slots + 2)]
+        theirs = [b.fileno() for _, b in pairs]
+        cfg = dict(self.paths, level=level, slots=theirs[:slots], control=theirs[slots],
+                   channels=theirs[slots + 1], course_lib_parent=os.path.dirname(os.path.dirname(HERE)))
+        self.proc = _start(self.python, cfg, theirs, self.log)
+        for _, b in pairs:
+            b.close()
+        self.zygotes = [Zygote.slot(level, a, self.log, self.python, self.paths) for a, _ in pairs[:slots]]
+        self.control, self.passing = pairs[slots][0], pairs[slots + 1][0]
+
+    def cases(self, seeds: dict, timeout: float = 180.0) -> tuple[dict, list, float]:
+        """({part: its encoded cases}, arrays, seconds the judge took): see :func:`runner.use_encoded`."""
+        wire.write_message(self.control.fileno(), {"op": "cases", "seeds": seeds})
+        try:
+            header, arrays = wire.read_message(self.control.fileno(), time.monotonic() + timeout)
+        except (EOFError, TimeoutError, ValueError) as e:
+            raise SandboxError(f"the sandbox's judge did not answer ({type(e).__name__}: {e}) "
+                               f"{self.log_tail()}") from e
+        return header["cases"], arrays, float(header.get("seconds", 0.0))
+
+    def channel(self) -> socket.socket:
+        """A new judging channel: this end for a worker, the other end passed to the judge."""
+        mine, theirs = socket.socketpair()
+        socket.send_fds(self.passing, [b"c"], [theirs.fileno()])
+        theirs.close()
+        return mine
+
+    def log_tail(self) -> str:
+        self.log.seek(0)
+        return self.log.read()[-2000:].decode("utf-8", "replace")
+
+    def close(self) -> None:
+        """The zygotes first (each removes its cgroups), then the judge; the process ends with them."""
+        for z in self.zygotes:
+            z.close()
+        self.control.close()
+        self.passing.close()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+    def kill(self) -> None:
+        for z in self.zygotes:
+            z.kill()
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, 9)
+            self.proc.wait()
+        for sock in (self.control, self.passing):
+            sock.close()
+
+
+def verdict_over(channel: socket.socket):
+    """``verdict(part, outcome)`` for :func:`runner.grade_with`: a part's failure is judged here, its
+    outputs by the judge at the other end of ``channel``."""
+    from . import runner
+
+    def verdict(part: str, outcome: Outcome):
+        if outcome.status != "ok":
+            return runner.judge(part, [], [], outcome)
+        wire.write_message(channel.fileno(), {"part": part, "header": outcome.header, "seconds": outcome.seconds},
+                           list(outcome.arrays))
+        try:
+            answer, _ = wire.read_message(channel.fileno(), time.monotonic() + 300.0)
+        except (EOFError, TimeoutError, ValueError) as e:
+            return runner.PartResult("error", f"{part}: the judge did not answer ({type(e).__name__})",
+                                     outcome.seconds)
+        return runner.PartResult(answer["status"], answer["message"], float(answer.get("seconds", 0.0)))
+    return verdict

@@ -6,7 +6,7 @@ while Python's keywords, builtins and the library's API (``torch.softmax``,
 ``.transpose``) stay. Two cells are then compared by the sets of their token 6-grams, after removing
 the 6-grams of the released skeleton (signatures and docstrings every student starts from):
 
-* against course_lib's reference of the part (``inspect.getsource``): the share of the student's
+* against course_lib's reference of the part (its source, as ``inspect.getsource`` gives it): the share of the student's
   6-grams that also occur in the reference (the reference is longer: it has a fast path, checks);
 * against another student: the shared 6-grams over the smaller of the two sets.
 
@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import builtins
 import csv
-import inspect
 import io
 import keyword
 import os
@@ -105,9 +104,23 @@ def skeletons(source_nb) -> dict[str, str]:
 
 
 def references() -> dict[str, str]:
-    """course_lib's source of each part it has a reference of."""
-    from .checks import REFERENCES
-    return {part: inspect.getsource(obj) for part, obj in REFERENCES.items()}
+    """course_lib's source of each part it has a reference of (read from its module's file, decorators
+    included, as ``inspect.getsource`` gives it, without importing the module: no torch here)."""
+    import ast
+
+    from .. import _MODULE_OF
+    from .parts import CONTRACT_PARTS
+    root = Path(__file__).resolve().parents[1]
+    out = {}
+    for part in CONTRACT_PARTS:
+        module = _MODULE_OF[NAMES[part]]
+        text = (root / f"{module}.py").read_text(encoding="utf-8")
+        lines = text.splitlines(keepends=True)
+        for node in ast.parse(text).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == NAMES[part]:
+                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                out[part] = "".join(lines[first - 1:node.end_lineno])
+    return out
 
 
 @dataclass

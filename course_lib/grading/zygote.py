@@ -1,12 +1,15 @@
 """The zygote: a clean interpreter, started empty, that forks one sandboxed process per graded part.
 
-Started by the grader (:class:`course_lib.grading.sandbox.Zygote`) as ``python -I -S zygote.py
-CONFIG`` with an empty environment (PATH, LANG and one-thread settings only), in its own session,
-stdin/stdout/stderr on /dev/null or a log file, and one socket to the grader. It never imports
-course_lib and never holds the grader's state (no class list, no gradebook, no tokens): its
-``sys.path`` is the standard library and the virtual environment's site-packages, and it loads
-:mod:`wire`, :mod:`confine`, :mod:`cgroups`, :mod:`seccomp`, :mod:`guard` and EXERCISE's
-``harness.py`` by file path, before it leaves the host's file system. Then:
+Started by the grader as ``python -I -S zygote.py CONFIG`` with an empty environment (PATH, LANG and
+one-thread settings only), in its own session, stdin/stdout/stderr on /dev/null or a log file: either
+as one zygote with one socket to the grader (:class:`course_lib.grading.sandbox.Zygote`), or as the
+*mother* of a class's zygotes (:class:`course_lib.grading.sandbox.Mother`, :func:`_mother`), which
+imports and warms up torch once, forks one zygote per socket, and only then becomes the judge
+(:mod:`course_lib.grading.judge`). A zygote never imports course_lib and never holds the grader's
+state (no class list, no gradebook, no tokens, no case): its ``sys.path`` is the standard library and
+the virtual environment's site-packages, and it loads :mod:`wire`, :mod:`confine`, :mod:`cgroups`,
+:mod:`seccomp`, :mod:`guard` and EXERCISE's ``harness.py`` by file path, before it leaves the host's
+file system. Then:
 
 1. its namespaces (:func:`confine.enter`; it goes on as PID 1 of its own PID namespace), torch and
    numpy imported and warmed up, the guard installed (:func:`guard.install`), the cgroup base
@@ -75,6 +78,19 @@ def _warm_up(torch, harness) -> None:
     np.save(io.BytesIO(), np.zeros(2), allow_pickle=False)
 
 
+def _warm(harness_path: str) -> tuple:
+    """(torch, harness): torch and what parts use imported, every first-call set-up done."""
+    import numpy  # noqa: F401
+    import torch
+    torch.set_num_threads(1)
+    for name in EXTRA_MODULES:
+        __import__(name)
+    harness = _load("_harness", harness_path)
+    _cpu_only(torch)
+    _warm_up(torch, harness)
+    return torch, harness
+
+
 def _cpu_only(torch) -> None:
     """Parts compute on the CPU: seeding skips the accelerators (whose lazy seeding records a stack
     trace with sys._getframe, which the guard refuses)."""
@@ -98,18 +114,11 @@ class Zygote:
         self.seccomp, self.guard = libs["seccomp"], libs["guard"]
         self.sock, self.pid = cfg["fd"], os.getpid()
 
-    def start(self) -> dict:
-        """Torch imported and warmed up, the guard installed, then into the allow-list view."""
-        import numpy  # noqa: F401
-        import torch
-        torch.set_num_threads(1)
-        for name in EXTRA_MODULES:
-            __import__(name)
-        self.torch = torch
-        self.harness = _load("_harness", self.cfg["harness"])
-        _cpu_only(torch)
-        _warm_up(torch, self.harness)
-        self.guard.install(torch)
+    def start(self, warm: tuple | None = None) -> dict:
+        """Torch imported and warmed up (or ``warm``: (torch, harness) of the mother this zygote was forked
+        from), the guard installed, then into the allow-list view."""
+        self.torch, self.harness = warm or _warm(self.cfg["harness"])
+        self.guard.install(self.torch)
         root = self.level in ("root", "uid")
         self.cg = self.cgroups.Cgroups.open(f"course-grader-{os.urandom(6).hex()}") if root else None
         if self.level in ("root", "userns"):
@@ -345,33 +354,78 @@ def _become_init(confine, grader: int) -> None:
     confine.die_with_parent(0)
 
 
-def main() -> None:
-    cfg = json.loads(sys.argv[1])
-    here = os.path.dirname(os.path.abspath(__file__))
-    sys.path.insert(0, here)
-    import cgroups
-    import confine
-    import guard
-    import seccomp
-    confine.die_with_parent(cfg["grader_pid"])
-    sock = cfg["fd"]
+def _zygote(cfg: dict, libs: dict, warm: tuple | None = None, parent: int | None = None) -> None:
+    """Be a zygote on ``cfg["fd"]``: namespaces, (torch,) guard, view, hello, then serve; never returns."""
+    confine, sock = libs["confine"], cfg["fd"]
     try:
-        if confine.enter(cfg["level"]):                          # before numpy or torch start a thread
-            _become_init(confine, os.getppid())
-        sys.path[:] = [here, *cfg["sys_path"]]
-        import wire
-        sys.path.remove(here)
-        z = Zygote(cfg, dict(wire=wire, confine=confine, cgroups=cgroups, seccomp=seccomp, guard=guard))
-        ready = z.start()
+        if confine.enter(cfg["level"]):                          # single-threaded: before numpy, or a fork
+            _become_init(confine, os.getppid() if parent is None else parent)
+        libs.setdefault("wire", _wire(cfg))
+        z = Zygote(cfg, libs)
+        ready = dict(z.start(warm), host_pid=cfg.get("host_pid"))
     except BaseException as e:                                   # noqa: BLE001
         import traceback
         msg = json.dumps({"ready": False, "error": f"{type(e).__name__}: {e}",
                           "traceback": traceback.format_exc()[-3000:]}).encode()
         os.write(sock, len(msg).to_bytes(8, "big") + msg)
         os._exit(1)
-    wire.write_message(sock, ready)
+    libs["wire"].write_message(sock, ready)
     z.serve()
     os._exit(0)
+
+
+def _mother(cfg: dict, libs: dict) -> None:
+    """One warm interpreter for a whole class: torch imported and warmed up once, then one zygote forked
+    per slot (each then makes its own namespaces, guard and view, as a fresh zygote does), all before
+    anything of course_lib or a case exists in this process. Then this process, which never forks a
+    part, becomes the grader's judge (:mod:`judge`): the cases, the reference's answers, the verdicts."""
+    warm = _warm(cfg["harness"])
+    mother = os.getpid()
+    slots = cfg["slots"]
+    for fd in slots:
+        if os.fork() == 0:
+            for other in [*slots, cfg["control"], cfg["channels"]]:
+                if other != fd:
+                    os.close(other)
+            os.setsid()                                          # its own group: the grader ends it alone
+            libs["confine"].die_with_parent(mother)
+            _zygote(dict(cfg, fd=fd, host_pid=os.getpid()), libs, warm, parent=mother)
+    for fd in slots:
+        os.close(fd)
+    del warm
+    sys.path.insert(0, cfg["course_lib_parent"])
+    from course_lib.grading import judge
+    judge.serve(cfg["control"], cfg["channels"])
+    while True:                                                  # the grader is done: wait for the zygotes
+        try:
+            os.wait()
+        except ChildProcessError:
+            break
+    os._exit(0)
+
+
+def _wire(cfg: dict):
+    """:mod:`wire` (it imports numpy, so: after the namespaces of a fresh zygote)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [here, *cfg["sys_path"]]
+    import wire
+    sys.path.remove(here)
+    return wire
+
+
+def main() -> None:
+    cfg = json.loads(sys.argv[1])
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import cgroups
+    import confine
+    import guard
+    import seccomp
+    confine.die_with_parent(cfg["grader_pid"])
+    libs = dict(confine=confine, cgroups=cgroups, seccomp=seccomp, guard=guard)
+    if cfg.get("slots"):
+        libs["wire"] = _wire(cfg)
+        _mother(cfg, libs)
+    _zygote(cfg, libs)
 
 
 if __name__ == "__main__":

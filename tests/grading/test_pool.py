@@ -7,11 +7,14 @@ from __future__ import annotations
 import time
 
 import nbformat
-from attack_kit import CASES, GOOD, WANTS, running
+from attack_kit import GOOD, SOURCE, running
 from nbformat.v4 import new_code_cell, new_notebook
 
 from course_lib.grading import sandbox
 from course_lib.grading.pool import ClassGrader
+from course_lib.grading.seeds import hidden_seeds
+
+SOURCE_NB = nbformat.read(SOURCE, as_version=4)
 
 
 def _submit(root, student: str, source: str) -> tuple:
@@ -47,7 +50,8 @@ def test_an_overrun_or_a_dead_worker_costs_only_its_student(tmp_path):
     log = Log()
     grader = ClassGrader(sandbox.detect_level(), sandbox.SandboxOptions(timeout=60.0), jobs=2, student_timeout=2.0)
     try:
-        results, invalid = grader.grade(jobs, CASES, WANTS, str(root), log=log, record=record)
+        grader.prepare(hidden_seeds(SOURCE_NB))
+        results, invalid = grader.grade(jobs, str(root), log=log, record=record)
     finally:
         grader.close()
     assert invalid == {}
@@ -63,3 +67,35 @@ def test_an_overrun_or_a_dead_worker_costs_only_its_student(tmp_path):
     while running(sandbox.ZYGOTE) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert running(sandbox.ZYGOTE) == [] and recorded == []
+
+
+GRADER_WITHOUT_TORCH = """
+import sys, nbformat
+from course_lib.grading import sandbox
+from course_lib.grading.pool import ClassGrader
+from course_lib.grading.seeds import hidden_seeds
+grader = ClassGrader(sandbox.detect_level(), sandbox.SandboxOptions(), jobs=1)
+try:
+    info = grader.ready()
+    grader.prepare(hidden_seeds(nbformat.read(sys.argv[1], as_version=4)))
+    results, _ = grader.grade([("s", "nb", sys.argv[2])], sys.argv[3])
+finally:
+    grader.close()
+print(sorted(v["status"] for v in results[("s", "nb")].values()), "course_lib" in info["modules"],
+      "torch" in sys.modules, "course_lib.encoder" in sys.modules)
+"""
+
+
+def test_the_class_graders_process_never_imports_torch(tmp_path):
+    """The cases and the reference's answers are made, and outputs judged, by the sandbox's judge: the
+    process that holds the class (and the gradebook) imports neither torch nor course_lib's reference,
+    and the zygote forked from the judge's interpreter never held course_lib."""
+    import subprocess
+    import sys
+    student, notebook, path = _submit(tmp_path, "s", GOOD["attention"])
+    out = subprocess.run([sys.executable, "-c", GRADER_WITHOUT_TORCH, str(SOURCE), path, str(tmp_path)],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    statuses, *flags = out.stdout.strip().rsplit(" ", 3)
+    assert statuses.count("passed") == 1 and statuses.count("failed") == 7, out.stdout
+    assert flags == ["False", "False", "False"], out.stdout

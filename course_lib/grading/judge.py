@@ -1,0 +1,65 @@
+"""The sandbox's judge: the hidden cases, the reference's answers and the verdicts, in a process that
+holds course_lib and torch but neither the grader's state nor any student's code.
+
+It is the warm interpreter the zygotes were forked from (:func:`zygote._mother`), after they were
+forked: so their parts never hold the reference or the expected answers, and the class grader's own
+process (:mod:`.pool`), which reads the gradebook and the class roster, never imports torch. Two kinds
+of socket:
+
+* ``control`` (the grader): ``{"op": "cases", "seeds": {part: seed}}`` -> every part's cases, made
+  here from the seeds (:func:`runner.cases_for_seeds`) and sent back in wire form
+  (:func:`runner.encoded_cases`); the reference's answers stay here;
+* judging channels, one per grading worker, each passed over ``channels`` (``SCM_RIGHTS``): a part's
+  outcome (its header and arrays) -> the verdict (:func:`runner.judge`), as a dict.
+
+The grader closing ``control`` ends it.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import socket
+import time
+
+from . import runner, wire
+from .sandbox import Outcome
+
+
+def serve(control: int, channels: int) -> None:
+    cases: dict = {}
+    wants: dict = {}
+    judges: set = set()
+    passing = socket.socket(fileno=channels)
+    while True:
+        for fd in select.select([control, passing.fileno(), *judges], [], [])[0]:
+            if fd == control:
+                try:
+                    request, _ = wire.read_message(control)
+                except (EOFError, OSError, ValueError):
+                    for fd_ in judges:
+                        os.close(fd_)
+                    return
+                start = time.monotonic()
+                seeds = {str(p): int(s) for p, s in request.get("seeds", {}).items()}
+                cases, wants = runner.cases_for_seeds(seeds)
+                header, arrays = runner.encoded_cases(cases)
+                wire.write_message(control, {"cases": header, "seconds": time.monotonic() - start}, arrays)
+            elif fd == passing.fileno():
+                _, fds, _, _ = socket.recv_fds(passing, 1, 8)
+                judges.update(fds)
+            else:
+                try:
+                    request, arrays = wire.read_message(fd)
+                    wire.write_message(fd, _verdict(request, arrays, cases, wants))
+                except (EOFError, OSError, ValueError):            # the worker ended (or was ended)
+                    judges.discard(fd)
+                    os.close(fd)
+
+
+def _verdict(request: dict, arrays: list, cases: dict, wants: dict) -> dict:
+    part = request.get("part")
+    if part not in cases:
+        return runner.PartResult("error", f"{part}: the judge has no cases for this part").as_dict()
+    outcome = Outcome("ok", request.get("header"), tuple(arrays), None, float(request.get("seconds", 0.0)))
+    return runner.judge(part, cases[part], wants[part], outcome).as_dict()
