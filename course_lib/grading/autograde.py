@@ -30,8 +30,11 @@ import warnings
 
 import jsonschema
 
-from nbformat.v4 import new_output
+import nbformat
+from nbconvert.exporters import NotebookExporter
 from nbconvert.preprocessors import ClearMetadataPreprocessor
+from nbformat import NotebookNode
+from nbformat.v4 import new_output
 from nbgrader import api as nbgrader_api
 from nbgrader import utils
 from nbgrader.apps.autogradeapp import AutogradeApp
@@ -138,6 +141,23 @@ class _MetadataValidator(MetadataValidator):
 _METADATA = _MetadataValidator()
 
 
+class _Owned(NotebookNode):
+    """A notebook just read from its file, which nothing else holds: its "deep copy" is itself."""
+
+    def __deepcopy__(self, memo):
+        return _Owned(self)
+
+
+class OwnCopyExporter(NotebookExporter):
+    """nbconvert's NotebookExporter, without the two deep copies it makes of the notebook before the
+    preprocessors run (~15 ms a student): nbgrader's converter hands it a notebook it has just read from
+    its file, which nothing else holds or reads again."""
+
+    def from_file(self, file_stream, resources=None, **kw):
+        nb = _Owned(nbformat.read(file_stream, as_version=4))
+        return self.from_notebook_node(nb, resources=resources, **kw)
+
+
 def _engine_per_process(create_engine):
     """nbgrader's Gradebook makes a new SQLAlchemy engine each time it is opened (nine times for one
     student), so no compiled statement is ever reused. One engine per database URL and process (a worker
@@ -171,7 +191,8 @@ def configure_recording(config) -> None:
     Execute, CheckCellMetadataOnce for CheckCellMetadata in the sanitizing pass, and no second check
     after it (the preprocessors in between do not change nbgrader's metadata). nbconvert checks the
     notebook against nbformat's schema at the end of each pass rather than after each of its eleven
-    preprocessors (``optimistic_validation``): an invalid notebook still stops the recording."""
+    preprocessors (``optimistic_validation``): an invalid notebook still stops the recording; and it
+    works on the notebook it read rather than on a deep copy (:class:`OwnCopyExporter`)."""
     config.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells,
                                                CheckCellMetadataOnce]
     config.Autograde.autograde_preprocessors = [
@@ -179,6 +200,7 @@ def configure_recording(config) -> None:
         AssignLatePenalties]
     config.OverwriteCells.add_missing_cells = True
     config.NotebookExporter.optimistic_validation = True        # nbformat's schema once per pass, not per step
+    config.Autograde.exporter_class = OwnCopyExporter
     if not getattr(nbgrader_api.create_engine, "shares", False):
         nbgrader_api.create_engine = _engine_per_process(nbgrader_api.create_engine)
         nbgrader_api.Base.metadata.create_all = _once_per_engine(nbgrader_api.Base.metadata.create_all)
@@ -291,11 +313,10 @@ class SandboxAutogradeApp(AutogradeApp):
         if source is None:
             self.log.warning("No hidden tests found (gradebook or source notebook): grading the visible cases only")
         t0 = time.monotonic()
-        info = grader.ready()
-        t1 = time.monotonic()
         judged = grader.prepare(hidden_seeds(source) if source is not None else {})
-        self.log.info("Sandbox ready after %.1f s more; cases and expected answers made by its judge in %.1f s",
-                      t1 - t0, judged)
+        info = grader.ready()
+        self.log.info("Sandbox ready after %.1f s more (cases and expected answers made by its judge in %.1f s)",
+                      time.monotonic() - t0, judged)
         self.log.info("Grading %d notebook(s), %d at a time, in a sandbox: level %s, cgroup %s, seccomp %s",
                       len(jobs), settings.jobs, level, info.get("cgroup") or "none", info.get("seccomp"))
         if level in ("rlimits", "uid"):
@@ -313,6 +334,7 @@ class SandboxAutogradeApp(AutogradeApp):
 
         start = time.monotonic()
         root = os.path.join(self.coursedir.root, self.coursedir.submitted_directory)
+        similarity = _similarity_summary(self)
         results, invalid = grader.grade(jobs, root, self.log, record)
         self.log.info("Sandboxed grading and recording took %.1f s (workers: %.1f s grading, %.1f s recording)",
                       time.monotonic() - start, grader.timing.get("grade", 0.0), grader.timing.get("record", 0.0))
@@ -320,8 +342,8 @@ class SandboxAutogradeApp(AutogradeApp):
         for (student, notebook), why in sorted(invalid.items()):
             self.log.warning("Not graded, not recorded: %s/%s is not a valid submission: %s", student, notebook, why)
         t2 = time.monotonic()
-        _similarity_summary(self, results)
-        self.log.info("Similarity report in %.1f s", time.monotonic() - t2)
+        similarity()
+        self.log.info("Similarity report (made while grading) %.1f s later", time.monotonic() - t2)
         failed = sorted({s for (s, _), parts in results.items() if any(v["status"] == "error" for v in parts.values())})
         if failed:
             # the grader failed (never a submission's doing: those are "failed"); record zeros with the reason
@@ -352,22 +374,40 @@ def give_back(root: str, since: float) -> None:
                 os.lchown(path, owner.st_uid, owner.st_gid)
 
 
-def _similarity_summary(app, results: dict) -> None:
-    """EXERCISE's similarity report of the solution cells, when it exists (a flag to look at, never a penalty)."""
+def _similarity_summary(app) -> "callable":
+    """EXERCISE's similarity report of the solution cells (a flag to look at, never a penalty), made by
+    a fork of this process while the class is graded (it reads the submitted notebooks, not the
+    grades); the returned call logs it, once it is done."""
     try:
-        from . import similarity
+        from .similarity import summary
     except ImportError:
-        return
-    summary = getattr(similarity, "summary", None)
-    if summary is None:
-        return
-    try:
-        text = summary(app.coursedir, app.coursedir.assignment_id)
-    except Exception as e:                                   # noqa: BLE001 (a report must not fail the run)
-        app.log.warning("The similarity report failed: %s: %s", type(e).__name__, e)
-        return
-    if text:
-        app.log.info("%s", text)
+        return lambda: None
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                             # the report, on the pipe; nothing else
+        os.close(r)
+        code = 0
+        try:
+            text = "ok " + summary(app.coursedir, app.coursedir.assignment_id)
+        except Exception as e:                               # noqa: BLE001 (a report must not fail the run)
+            text, code = f"failed {type(e).__name__}: {e}", 1
+        try:
+            with os.fdopen(w, "w", encoding="utf-8") as f:
+                f.write(text)
+        finally:
+            os._exit(code)
+    os.close(w)
+
+    def log() -> None:
+        with os.fdopen(r, encoding="utf-8") as f:
+            text = f.read()
+        os.waitpid(pid, 0)
+        status, _, text = text.partition(" ")
+        if status != "ok":
+            app.log.warning("The similarity report failed: %s", text or "its process ended without one")
+        elif text:
+            app.log.info("%s", text)
+    return log
 
 
 def main(argv=None) -> None:

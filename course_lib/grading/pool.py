@@ -50,10 +50,11 @@ class ClassGrader:
     def prepare(self, seeds: dict) -> float:
         """The judge makes every part's cases from ``{part: hidden seed}`` (visible ones only without);
         they arrive here in wire form, with the references' code. Seconds the judge took."""
-        header, arrays, seconds = self.mother.cases(seeds)
+        self.mother.ask_cases(seeds)
+        for part in runner.PARTS:
+            references.compiled(part)                       # once here, not in every worker, while the judge works
+        header, arrays, seconds = self.mother.cases()
         runner.use_encoded(header, arrays)
-        for part in header:
-            references.compiled(part)                       # once here, not in every worker
         return seconds
 
     def close(self) -> None:

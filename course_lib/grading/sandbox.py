@@ -276,9 +276,12 @@ class Mother:
         self.zygotes = [Zygote.slot(level, a, self.log, self.python, self.paths) for a, _ in pairs[:slots]]
         self.control, self.passing = pairs[slots][0], pairs[slots + 1][0]
 
-    def cases(self, seeds: dict, timeout: float = 180.0) -> tuple[dict, list, float]:
-        """({part: its encoded cases}, arrays, seconds the judge took): see :func:`runner.use_encoded`."""
+    def ask_cases(self, seeds: dict) -> None:
+        """Have the judge make the cases from ``{part: hidden seed}``; :meth:`cases` gets them."""
         wire.write_message(self.control.fileno(), {"op": "cases", "seeds": seeds})
+
+    def cases(self, timeout: float = 180.0) -> tuple[dict, list, float]:
+        """({part: its encoded cases}, arrays, seconds the judge took): see :func:`runner.use_encoded`."""
         try:
             header, arrays = wire.read_message(self.control.fileno(), time.monotonic() + timeout)
         except (EOFError, TimeoutError, ValueError) as e:
