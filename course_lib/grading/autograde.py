@@ -160,15 +160,21 @@ class OwnCopyExporter(NotebookExporter):
 
 def _engine_per_process(create_engine):
     """nbgrader's Gradebook makes a new SQLAlchemy engine each time it is opened (nine times for one
-    student), so no compiled statement is ever reused. One engine per database URL and process (a worker
-    is a fork: it makes its own) keeps SQLAlchemy's statement cache; sessions stay nbgrader's."""
+    student), so no compiled statement is ever reused. One engine per database URL keeps SQLAlchemy's
+    statement cache; sessions stay nbgrader's. The workers inherit the grader's engine, with the
+    statements the grader compiled, and each gives it a pool of its own on first use (SQLAlchemy's
+    ``dispose(close=False)`` after a fork: the grader's connections are never touched)."""
     engines: dict = {}
 
     def shared(url, **kwargs):
-        key = (os.getpid(), str(url), tuple(sorted(kwargs.items())))
+        key = (str(url), tuple(sorted(kwargs.items())))
         if key not in engines:
-            engines[key] = create_engine(url, **kwargs)
-        return engines[key]
+            engines[key] = [create_engine(url, **kwargs), os.getpid()]
+        engine, pid = engines[key]
+        if pid != os.getpid():
+            engine.dispose(close=False)
+            engines[key][1] = os.getpid()
+        return engine
     shared.shares = True
     return shared
 
@@ -179,10 +185,10 @@ def _once_per_engine(create_all):
     done: set = set()
 
     def once(bind=None, **kwargs):
-        if bind is None or (os.getpid(), id(bind)) not in done:
+        if bind is None or id(bind) not in done:
             create_all(bind=bind, **kwargs)
             if bind is not None:
-                done.add((os.getpid(), id(bind)))
+                done.add(id(bind))
     return once
 
 
@@ -307,22 +313,24 @@ class SandboxAutogradeApp(AutogradeApp):
         return jobs
 
     def _grade(self, grader, level: str, settings) -> None:
+        configure_recording(self.config)            # first: the gradebook's engine is then the workers' too
         jobs = self._jobs()
         notebook_ids = sorted({nb for _, nb, _ in jobs})
         source = hidden_source(self.coursedir, self.coursedir.assignment_id, notebook_ids[0]) if jobs else None
         if source is None:
             self.log.warning("No hidden tests found (gradebook or source notebook): grading the visible cases only")
         t0 = time.monotonic()
-        judged = grader.prepare(hidden_seeds(source) if source is not None else {})
+        root = os.path.join(self.coursedir.root, self.coursedir.submitted_directory)
+        judged = grader.prepare(hidden_seeds(source) if source is not None else {},
+                                while_waiting=lambda: _warm_up(jobs, root))
         info = grader.ready()
-        self.log.info("Sandbox ready after %.1f s more (cases and expected answers made by its judge in %.1f s)",
+        self.log.info("Sandbox ready after %.1f s more (its judge made the cases in %.1f s)",
                       time.monotonic() - t0, judged)
         self.log.info("Grading %d notebook(s), %d at a time, in a sandbox: level %s, cgroup %s, seccomp %s",
                       len(jobs), settings.jobs, level, info.get("cgroup") or "none", info.get("seccomp"))
         if level in ("rlimits", "uid"):
             self.log.warning("Sandbox level %r: no namespaces, so a part sees the machine's files (Python's own "
                              "file functions are refused, native ones are not): see the README", level)
-        configure_recording(self.config)
         pattern = self.coursedir.student_id
 
         def record(student, results):
@@ -333,7 +341,6 @@ class SandboxAutogradeApp(AutogradeApp):
             Autograde(coursedir=self.coursedir, parent=self).start()
 
         start = time.monotonic()
-        root = os.path.join(self.coursedir.root, self.coursedir.submitted_directory)
         similarity = _similarity_summary(self)
         results, invalid = grader.grade(jobs, root, self.log, record)
         self.log.info("Sandboxed grading and recording took %.1f s (workers: %.1f s grading, %.1f s recording)",
@@ -355,6 +362,16 @@ class SandboxAutogradeApp(AutogradeApp):
                         pass
             self.log.error("Could not grade: %s", ", ".join(failed))
             sys.exit(1)
+
+
+def _warm_up(jobs: list, root: str) -> None:
+    """While the judge makes the cases: read and write one submission as a worker will, so that
+    nbformat's schema validators are compiled once here, before the workers fork, not once in each."""
+    for _, _, path in jobs[:1]:
+        nb, problem = runner.read_notebook(path, root)
+        if problem is None:
+            nbformat.validate(nb, relax_add_props=True)              # as nbconvert checks it
+            nbformat.writes(nb)
 
 
 def give_back(root: str, since: float) -> None:

@@ -139,9 +139,10 @@ def _judge_file(state: dict, event: str, args: tuple) -> str | None:
     return None
 
 
-def install(torch) -> None:
-    """The audit hook (disarmed), the dispatcher kernels, the tripwires (run once, in the zygote)."""
-    for func in _watched_functions():
+def install(torch, watched: list | None = None) -> None:
+    """The audit hook (disarmed), the dispatcher kernels, the tripwires (run once, in the zygote).
+    ``watched``: :func:`watched_functions`, if the interpreter this zygote was forked from found them."""
+    for func in watched_functions() if watched is None else watched:
         _trip(func)
     kept = [_dispatcher_kernels(torch)]                     # their C++ handles live as long as the hook
     state = {"armed": False, "code": None, "read_roots": (), "write_roots": (), "kept": kept}
@@ -208,7 +209,7 @@ def _make_kernel(name: str):
     return kernel
 
 
-def _watched_functions() -> list:
+def watched_functions() -> list:
     """torch's Python-level ready-made attention, in every torch module loaded now (each once)."""
     import warnings
     found: dict = {}

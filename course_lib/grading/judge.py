@@ -7,8 +7,9 @@ process (:mod:`.pool`), which reads the gradebook and the class roster, never im
 of socket:
 
 * ``control`` (the grader): ``{"op": "cases", "seeds": {part: seed}}`` -> every part's cases, made
-  here from the seeds (:func:`runner.cases_for_seeds`) and sent back in wire form
-  (:func:`runner.encoded_cases`); the reference's answers stay here;
+  here from the seeds (:func:`runner.make_all_cases`) and sent back in wire form
+  (:func:`runner.encoded_cases`); then the reference's answers (:func:`runner.expected_answers`),
+  which stay here, are made while the first parts run;
 * judging channels, one per grading worker, each passed over ``channels`` (``SCM_RIGHTS``): a part's
   outcome (its header and arrays) -> the verdict (:func:`runner.judge`), as a dict.
 
@@ -41,10 +42,10 @@ def serve(control: int, channels: int) -> None:
                         os.close(fd_)
                     return
                 start = time.monotonic()
-                seeds = {str(p): int(s) for p, s in request.get("seeds", {}).items()}
-                cases, wants = runner.cases_for_seeds(seeds)
+                cases = runner.make_all_cases({str(p): int(s) for p, s in request.get("seeds", {}).items()})
                 header, arrays = runner.encoded_cases(cases)
                 wire.write_message(control, {"cases": header, "seconds": time.monotonic() - start}, arrays)
+                wants = runner.expected_answers(cases)          # while the first parts run
             elif fd == passing.fileno():
                 _, fds, _, _ = socket.recv_fds(passing, 1, 8)
                 judges.update(fds)

@@ -47,12 +47,15 @@ class ClassGrader:
         infos = [z.ready() for z in self.zygotes]
         return infos[0]
 
-    def prepare(self, seeds: dict) -> float:
+    def prepare(self, seeds: dict, while_waiting=None) -> float:
         """The judge makes every part's cases from ``{part: hidden seed}`` (visible ones only without);
-        they arrive here in wire form, with the references' code. Seconds the judge took."""
+        they arrive here in wire form, with the references' code. Seconds the judge took. Meanwhile this
+        process compiles the references once (not in every worker) and calls ``while_waiting()``."""
         self.mother.ask_cases(seeds)
         for part in runner.PARTS:
-            references.compiled(part)                       # once here, not in every worker, while the judge works
+            references.compiled(part)
+        if while_waiting is not None:
+            while_waiting()
         header, arrays, seconds = self.mother.cases()
         runner.use_encoded(header, arrays)
         return seconds

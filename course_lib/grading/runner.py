@@ -103,14 +103,24 @@ def all_cases(notebook=None) -> tuple[dict, dict]:
 
 def cases_for_seeds(seeds: dict) -> tuple[dict, dict]:
     """:func:`all_cases` from ``{part: hidden seed}``."""
+    cases = make_all_cases(seeds)
+    return cases, expected_answers(cases)
+
+
+def make_all_cases(seeds: dict) -> dict:
+    """{part: visible + hidden cases} from ``{part: hidden seed}`` (see :func:`all_cases`)."""
     from .cases import make_cases
-    from .judging import expected
     cases = {}
     for p in PARTS:
         hidden = make_cases(p, seeds[p]) if p in seeds else []
         cases[p] = hidden if (hidden and p in ONE_RUN) else make_cases(p) + hidden
-    wants = {p: [expected(c) for c in cs] for p, cs in cases.items()}
-    return cases, wants
+    return cases
+
+
+def expected_answers(cases: dict) -> dict:
+    """{part: the reference's outputs for each of its cases}."""
+    from .judging import expected
+    return {p: [expected(c) for c in cs] for p, cs in cases.items()}
 
 
 _ENCODED: dict = {}        # part -> (its cases, encoded, arrays); in the grader, made before its workers fork

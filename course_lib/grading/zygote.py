@@ -115,10 +115,10 @@ class Zygote:
         self.sock, self.pid = cfg["fd"], os.getpid()
 
     def start(self, warm: tuple | None = None) -> dict:
-        """Torch imported and warmed up (or ``warm``: (torch, harness) of the mother this zygote was forked
-        from), the guard installed, then into the allow-list view."""
-        self.torch, self.harness = warm or _warm(self.cfg["harness"])
-        self.guard.install(self.torch)
+        """Torch imported and warmed up (or ``warm``: (torch, harness, the functions the guard trips) of the
+        mother this zygote was forked from), the guard installed, then into the allow-list view."""
+        self.torch, self.harness, watched = warm or (*_warm(self.cfg["harness"]), None)
+        self.guard.install(self.torch, watched)
         root = self.level in ("root", "uid")
         self.cg = self.cgroups.Cgroups.open(f"course-grader-{os.urandom(6).hex()}") if root else None
         if self.level in ("root", "userns"):
@@ -379,7 +379,10 @@ def _mother(cfg: dict, libs: dict) -> None:
     per slot (each then makes its own namespaces, guard and view, as a fresh zygote does), all before
     anything of course_lib or a case exists in this process. Then this process, which never forks a
     part, becomes the grader's judge (:mod:`judge`): the cases, the reference's answers, the verdicts."""
-    warm = _warm(cfg["harness"])
+    warm = (*_warm(cfg["harness"]), libs["guard"].watched_functions())   # torch's modules, searched once
+    import gc
+    gc.collect()
+    gc.freeze()                         # once here, not in every zygote (a zygote's own collection is then short)
     mother = os.getpid()
     slots = cfg["slots"]
     for fd in slots:
