@@ -3,11 +3,13 @@
 The sandbox (:class:`.sandbox.Mother`) starts first, so that its one torch import overlaps the
 grader's own start-up; it forks one zygote per worker, then judges: it makes the cases from the hidden
 seeds (:meth:`ClassGrader.prepare`) and keeps the reference's answers, so this process never imports
-torch. A worker is a fork of the grader (never of a zygote, and it never runs student code) that lives
-for the whole run and takes one student at a time: it reads the student's notebooks without following
-links, sends each part to its zygote, has the judge judge the arrays that come back and records the
-verdicts with nbgrader. A worker that dies or overruns ``student_timeout`` costs that student a grader
-error (the run exits 1); it and its zygote are replaced (by a zygote of its own interpreter).
+torch. Each slot has a worker and a recorder, forks of the grader (never of a zygote; neither runs
+student code) that live for the whole run: the worker takes one student at a time, reads the student's
+notebooks without following links, sends each part to its zygote and has the judge judge the arrays
+that come back; the recorder records the verdicts with nbgrader while the worker grades the next
+student. A slot whose worker or recorder dies, or whose student overruns ``student_timeout``, costs
+that student a grader error (the run exits 1); the slot is replaced (with a zygote of its own
+interpreter) and the student sent after it is graded again.
 """
 
 from __future__ import annotations
@@ -66,43 +68,48 @@ class ClassGrader:
     def grade(self, jobs: list, root: str, log=None, record=None) -> tuple[dict, dict]:
         """Grade [(student, notebook, path)] on the cases of :meth:`prepare`. ({(student, notebook):
         {part: verdict dict}}, {(student, notebook): why it is not a valid submission}).
-        ``record(student, results)`` runs in the worker right after a student's parts are judged
-        (nbgrader's gradebook and autograded notebook)."""
+        ``record(student, results)`` runs in the slot's recorder right after a student's parts are judged
+        (nbgrader's gradebook and autograded notebook), while the slot's worker grades the next one."""
         by_student: dict = {}
         for student, notebook, path in jobs:
             by_student.setdefault(student, []).append((notebook, path))
         work = (root, record)
         queue, results, invalid = list(by_student.items()), {}, {}
         workers = [_Worker(z, self.mother.channel(), self.opts, work) for z in self.zygotes]
-        busy: dict = {}                                     # result fd -> (worker, student, notebooks, start)
+        sent: dict = {}                                     # worker -> [[student, notebooks, since], ...], oldest first
         try:
-            while queue or busy:
+            while queue or any(sent.values()):
                 for w in workers:
-                    if queue and w.results not in busy:
+                    while queue and len(sent.setdefault(w, [])) < DEPTH:
                         student, notebooks = queue.pop(0)
                         w.send(student, notebooks)
-                        busy[w.results] = (w, student, notebooks, time.monotonic())
-                for fd in select.select(list(busy), [], [], 0.5)[0]:
-                    w, student, notebooks, _ = busy[fd]
-                    out = w.receive()
-                    if out is None:                         # not a whole answer yet
-                        continue
-                    del busy[fd]
-                    if out is False:                        # the worker died
-                        workers[workers.index(w)] = self._replace(w, log)
-                    self._collect(student, notebooks, out or {}, results, invalid, log)
-                for fd, (w, student, notebooks, start) in list(busy.items()):
-                    if time.monotonic() - start > self.student_timeout:
-                        del busy[fd]
-                        workers[workers.index(w)] = self._replace(w, log)
-                        self._collect(student, notebooks, {}, results, invalid, log)
+                        sent[w].append([student, notebooks, time.monotonic()])
+                by_fd = {w.results: w for w in workers if sent.get(w)}
+                for fd in select.select(list(by_fd), [], [], 0.5)[0]:
+                    w = by_fd[fd]
+                    answers = w.receive()
+                    for out in answers or []:
+                        student, notebooks, _ = sent[w].pop(0)
+                        self._collect(student, notebooks, out, results, invalid, log)
+                        if sent[w]:
+                            sent[w][0][2] = time.monotonic()    # the next one's own time starts now
+                    if answers is None:                     # the worker or its recorder ended
+                        workers[workers.index(w)] = self._replace(w, sent.pop(w), queue, results, invalid, log)
+                for w in list(workers):
+                    if sent.get(w) and time.monotonic() - sent[w][0][2] > self.student_timeout:
+                        workers[workers.index(w)] = self._replace(w, sent.pop(w), queue, results, invalid, log)
         finally:
             for w in workers:
                 w.stop()
         return results, invalid
 
-    def _replace(self, worker: "_Worker", log) -> "_Worker":
-        """A dead or overrunning worker: killed with its zygote, which may be mid-part; fresh ones."""
+    def _replace(self, worker: "_Worker", sent: list, queue: list, results: dict, invalid: dict, log) -> "_Worker":
+        """A slot whose worker or recorder died, or whose oldest student overran: its processes killed
+        with its zygote, which may be mid-part; fresh ones. That oldest student gets a grader error (the
+        run exits 1); the one sent after it goes back to the queue."""
+        student, notebooks, _ = sent[0]
+        self._collect(student, notebooks, {}, results, invalid, log)
+        queue[:0] = [(s, n) for s, n, _ in sent[1:]]
         worker.stop(kill=True)
         slot = self.zygotes.index(worker.zygote)
         if log:
@@ -131,62 +138,72 @@ class ClassGrader:
 
 
 _OPEN: set = set()                                      # the grader's ends of its workers' pipes
+DEPTH = 2                                               # students sent to a slot at a time: one graded, one recorded
 
 
 class _Worker:
-    """A fork of the grader that grades and records one student at a time, as long as the run lasts
-    (so nbgrader's and SQLAlchemy's caches stay warm from one student to the next). Jobs and answers
-    are length-prefixed JSON on two pipes; it never runs student code (its zygote's parts do)."""
+    """A slot's two forks of the grader, for the whole run (so that nbgrader's and SQLAlchemy's caches
+    stay warm from one student to the next); neither runs student code (the zygote's parts do). The
+    worker takes a student, reads the notebooks without following links, runs each part in the zygote,
+    has the judge judge its outputs, and hands the verdicts to the recorder, which records them with
+    nbgrader and answers for the student while the worker grades the next. Jobs, hand-offs and answers
+    are length-prefixed JSON on pipes."""
 
     def __init__(self, zygote: sandbox.Zygote, channel, opts: sandbox.SandboxOptions, work: tuple):
         self.zygote, self.work, self.buffer = zygote, work, b""
+        root, record = work
         jobs_r, self.jobs = os.pipe()
         self.results, results_w = os.pipe()
+        handoff_r, handoff_w = os.pipe()
+        mine = (self.jobs, self.results, *_OPEN)                 # other slots' pipes: theirs to end
+        self.recorder = os.fork()
+        if self.recorder == 0:
+            for fd in (*mine, jobs_r, handoff_w, channel.fileno()):
+                os.close(fd)
+            _record(handoff_r, results_w, record)
         self.pid = os.fork()
         if self.pid == 0:
-            for fd in (self.jobs, self.results, *_OPEN):     # other workers' pipes: theirs to end
+            for fd in (*mine, results_w, handoff_r):
                 os.close(fd)
-            _serve(jobs_r, results_w, zygote, sandbox.verdict_over(channel), opts, *work)
+            _serve(jobs_r, handoff_w, zygote, sandbox.verdict_over(channel), opts, root)
         channel.close()                                     # the worker's judging channel: its own
-        os.close(jobs_r)
-        os.close(results_w)
+        for fd in (jobs_r, results_w, handoff_r, handoff_w):
+            os.close(fd)
         _OPEN.update((self.jobs, self.results))
 
     def send(self, student: str, notebooks: list) -> None:
         wire.write_all(self.jobs, wire.frame(json.dumps([student, notebooks]).encode()))
 
     def receive(self):
-        """The answer for the student it was sent (a dict), None if it is not all here yet, False if
-        the worker ended."""
+        """The answers that are all here now (a list of dicts, oldest first; maybe empty), or None when
+        the slot ended (its worker died, so its recorder ended too, or its recorder died)."""
         chunk = os.read(self.results, 1 << 20)
-        if not chunk:
-            return False
         self.buffer += chunk
-        if len(self.buffer) < 8:
-            return None
-        n = int.from_bytes(self.buffer[:8], "big")
-        if len(self.buffer) < 8 + n:
-            return None
-        payload, self.buffer = self.buffer[8:8 + n], self.buffer[8 + n:]
-        try:
-            return json.loads(payload.decode())
-        except ValueError:
-            return {}
+        answers = []
+        while len(self.buffer) >= 8 and len(self.buffer) >= 8 + int.from_bytes(self.buffer[:8], "big"):
+            n = int.from_bytes(self.buffer[:8], "big")
+            payload, self.buffer = self.buffer[8:8 + n], self.buffer[8 + n:]
+            try:
+                answers.append(json.loads(payload.decode()))
+            except ValueError:
+                answers.append({})
+        return answers if chunk else (answers or None)
 
     def stop(self, kill: bool = False) -> None:
         if self.pid is None:
             return
-        if kill:
-            os.kill(self.pid, signal.SIGKILL)
+        for pid in (self.pid, self.recorder) if kill else ():
+            os.kill(pid, signal.SIGKILL)
         for fd in (self.jobs, self.results):
             os.close(fd)
             _OPEN.discard(fd)
-        os.waitpid(self.pid, 0)                             # no more jobs: it closes its zygote and ends
+        for pid in (self.pid, self.recorder):                # no more jobs: the worker ends, then its recorder
+            os.waitpid(pid, 0)
         self.pid = None
 
 
-def _serve(jobs_r: int, results_w: int, zygote, verdict, opts, root, record) -> None:
-    """The worker's loop: a student's notebooks, graded and recorded, one answer each; never returns."""
+def _serve(jobs_r: int, handoff_w: int, zygote, verdict, opts, root) -> None:
+    """The worker's loop: a student's notebooks graded, handed to the recorder; never returns."""
     import gc
     gc.freeze()                     # the grader's objects: no collection in this worker walks them again
     code, inherited = 0, zygote.sock
@@ -196,27 +213,47 @@ def _serve(jobs_r: int, results_w: int, zygote, verdict, opts, root, record) -> 
                 student, notebooks = json.loads(wire.read_blob(jobs_r).decode())
             except EOFError:
                 break
-            out = _grade_student(student, notebooks, zygote, verdict, opts, root, record)
-            wire.write_all(results_w, wire.frame(json.dumps(out).encode()))
+            out = _grade_student(notebooks, zygote, verdict, opts, root)
+            wire.write_all(handoff_w, wire.frame(json.dumps([student, out]).encode()))
         if zygote.sock is inherited:
             zygote.sock.close()                              # the grader's zygote: the grader ends it
         else:
             zygote.close()                                   # one this worker started (the first one failed)
-    except BaseException:                                    # noqa: BLE001 (the grader sees it end)
+    except BaseException:                                    # noqa: BLE001 (the grader sees the slot end)
         code = 1
     finally:
         os._exit(code)
 
 
-def _grade_student(student, notebooks, zygote, verdict, opts, root, record) -> dict:
+def _record(handoff_r: int, results_w: int, record) -> None:
+    """The recorder's loop: each graded student recorded (unless a notebook was not a valid submission),
+    then its answer to the grader; never returns. A recording that raises ends it (and the slot)."""
+    import gc
+    gc.freeze()
+    code = 0
+    try:
+        while True:
+            try:
+                student, out = json.loads(wire.read_blob(handoff_r).decode())
+            except EOFError:
+                break
+            start = time.monotonic()
+            if record is not None and not any(v["invalid"] for nb, v in out.items() if nb != "\0timing"):
+                record(student, {(student, nb): v["parts"] for nb, v in out.items() if nb != "\0timing"})
+            out["\0timing"]["record"] = time.monotonic() - start
+            wire.write_all(results_w, wire.frame(json.dumps(out).encode()))
+    except BaseException:                                    # noqa: BLE001
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _grade_student(notebooks, zygote, verdict, opts, root) -> dict:
     out, start = {}, time.monotonic()
     for notebook, path in notebooks:
         nb, problem = runner.read_notebook(path, root)
         verdicts = (runner.invalid(problem) if problem else
                     runner.grade_with(runner.solution_sources(nb), zygote, verdict, opts))
         out[notebook] = {"invalid": problem, "parts": {p: v.as_dict() for p, v in verdicts.items()}}
-    graded = time.monotonic()
-    if record is not None and not any(v["invalid"] for v in out.values()):
-        record(student, {(student, nb): v["parts"] for nb, v in out.items()})
-    out["\0timing"] = {"grade": graded - start, "record": time.monotonic() - graded}
+    out["\0timing"] = {"grade": time.monotonic() - start}
     return out
