@@ -12,6 +12,8 @@ imports torch.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import stat
 from dataclasses import dataclass, fields
@@ -131,7 +133,7 @@ def encoded_cases(cases: dict) -> tuple[dict, list]:
     indices in each part's cases counting from that part's first array (see :func:`use_encoded`)."""
     header, arrays = {}, []
     for part, part_cases in cases.items():
-        encoded, part_arrays = _encoded(part, part_cases)
+        encoded, part_arrays, _ = _encoded(part, part_cases)
         header[part] = {"cases": encoded, "first": len(arrays), "count": len(part_arrays)}
         arrays.extend(part_arrays)
     return header, arrays
@@ -142,28 +144,41 @@ def use_encoded(header: dict, arrays: list) -> None:
     then names the part's encoded cases: the grader holds no Case objects, no tensors)."""
     for part, entry in header.items():
         first = int(entry["first"])
-        _ENCODED[part] = (entry["cases"], entry["cases"], arrays[first:first + int(entry["count"])])
+        part_arrays = arrays[first:first + int(entry["count"])]
+        _ENCODED[part] = (entry["cases"], entry["cases"], part_arrays, _key(entry["cases"], part_arrays))
 
 
-def _encoded(part: str, cases: list) -> tuple[list, list]:
+def _key(encoded: list, arrays: list) -> str:
+    """A name for a part's cases, from their content: a zygote that has them already is not sent them again."""
+    h = hashlib.blake2b(json.dumps(encoded, sort_keys=True).encode(), digest_size=16)
+    for a in arrays:
+        h.update(str((a.dtype.str, a.shape)).encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def _encoded(part: str, cases: list) -> tuple[list, list, str]:
     hit = _ENCODED.get(part)
     if hit is None or hit[0] is not cases:
         arrays: list = []
         made: dict = {}
         encoded = [wire.encode({f.name: getattr(c, f.name) for f in fields(c)}, arrays, made) for c in cases]
-        hit = _ENCODED[part] = (cases, encoded, arrays)
-    return hit[1], list(hit[2])
+        hit = _ENCODED[part] = (cases, encoded, arrays, _key(encoded, arrays))
+    return hit[1], list(hit[2]), hit[3]
 
 
-def request(part: str, source: str, cases: list, opts: sandbox.SandboxOptions, read_roots=(), **extra):
-    """The zygote request for one part: (header, arrays)."""
-    encoded, arrays = _encoded(part, cases)
+def request(part: str, source: str, cases: list, opts: sandbox.SandboxOptions, read_roots=(), known=(), **extra):
+    """The zygote request for one part: (header, arrays). Cases whose key is in ``known`` (the zygote
+    has them from an earlier request) are named by their key only."""
+    encoded, arrays, key = _encoded(part, cases)
+    if key in known:
+        encoded, arrays = None, []
     _, exports = references.for_part(part)
     deps = []
     for name, code in references.compiled(part):           # [name, index of its marshalled code in arrays]
         deps.append([name, len(arrays)])
         arrays.append(code)
-    header = dict(part=part, name=NAMES[part], source=source, cases=encoded, deps=deps,
+    header = dict(part=part, name=NAMES[part], source=source, cases=encoded, cases_key=key, deps=deps,
                   exports={k: list(v) for k, v in exports.items()}, timeout=opts.timeout,
                   memory_mb=opts.memory_mb, cpu_seconds=opts.cpu_seconds, max_file_mb=opts.max_file_mb,
                   tmp_mb=opts.tmp_mb, uid=opts.uid, gid=opts.gid, cgroup_pids=opts.max_processes,
@@ -222,7 +237,7 @@ def grade_with(sources: dict, zygote: sandbox.Zygote, verdict, opts: sandbox.San
             results[part] = PartResult("failed", f"{part}: the solution cell {rule} No points for this part.")
             continue
         part_cases = _ENCODED[part][0] if cases is None else cases[part]
-        header, arrays = request(part, sources[part], part_cases, opts, zygote.read_roots)
+        header, arrays = request(part, sources[part], part_cases, opts, zygote.read_roots, zygote.known_cases)
         results[part] = verdict(part, zygote.run(header, arrays))
     return results
 

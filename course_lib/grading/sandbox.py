@@ -163,7 +163,7 @@ class Zygote:
         """A zygote that a :class:`Mother` forked, reached on ``sock`` (its hello names its pid here)."""
         z = cls.__new__(cls)
         z.level, z.proc, z.info, z.python, z.paths, z.log = level, None, None, python, paths, log
-        z.sock, z.read_roots, z.pidfd = sock, paths["read_roots"], None
+        z.sock, z.read_roots, z.pidfd, z.known_cases = sock, paths["read_roots"], None, set()
         return z
 
     def _spawn(self) -> None:
@@ -173,6 +173,7 @@ class Zygote:
                            self.log)
         child.close()
         self.sock, self.info, self.pidfd = parent, None, None
+        self.known_cases: set = set()                      # keys of the cases this zygote holds
 
     def ready(self, timeout: float = 180.0) -> dict:
         """The zygote's hello ({"level", "cgroup", "seccomp", ...}); SandboxError if it did not start."""
@@ -202,6 +203,8 @@ class Zygote:
             deadline = time.monotonic() + request["timeout"] + 30.0
             reply, _ = wire.read_message(self.sock.fileno(), deadline)
             raw = wire.read_blob(self.sock.fileno(), deadline)
+            if request.get("cases") is not None and request.get("cases_key"):
+                self.known_cases.add(request["cases_key"])
         except (OSError, EOFError, TimeoutError, ValueError, SandboxError) as e:
             self.kill()
             tail = self._log_tail()[-300:]

@@ -18,7 +18,17 @@ import select
 import struct
 import time
 
-import numpy as np
+
+class _Numpy:
+    """numpy, imported when first used: the grader starts its sandbox before it needs numpy (~50 ms)."""
+
+    def __getattr__(self, name):
+        import numpy
+        globals()["np"] = numpy
+        return getattr(numpy, name)
+
+
+np = _Numpy()
 
 MAX_HEADER = 64 << 20
 MAX_ARRAY_ELEMENTS = 10_000_000

@@ -264,6 +264,27 @@ def test_cases_keep_shared_tensors_shared():
     assert value["query"] is value["key"] and torch.equal(value["query"], q) and value["t"] == (1, 2)
 
 
+def test_a_zygote_is_sent_a_parts_cases_once():
+    """The second request names the cases by their key (no arrays) and gets the same outputs; a key the
+    zygote never got is the sandbox's failure (a grader error), and the new zygote is sent them again."""
+    z = sandbox.Zygote(LEVEL)
+    try:
+        def send():
+            header, arrays = runner.request("attention", GOOD["attention"], CASES["attention"], options(),
+                                            z.read_roots, z.known_cases)
+            return header, arrays, z.run(header, arrays)
+        first_header, first_arrays, first = send()
+        again_header, again_arrays, again = send()
+        assert first_header["cases"] and first_arrays and again_header["cases"] is None and again_arrays == []
+        assert first.status == again.status == "ok" and first.header == again.header
+        assert all(np.array_equal(a, b) for a, b in zip(first.arrays, again.arrays, strict=True))
+        forged = z.run(dict(again_header, cases_key="0" * 32), [])
+        assert forged.status == "grader" and z.known_cases == set()
+        assert send()[0]["cases"] and send()[2].status == "ok"
+    finally:
+        z.close()
+
+
 def test_outcomes_from_the_part_are_never_grader_errors():
     """Only the sandbox's own channels (set-up errors, survivors) make a grader error."""
     part_says = sandbox.interpret({"wait_status": 0}, wire.frame(b'{"sandbox_error": "could not grade"}'), 5)
