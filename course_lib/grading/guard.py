@@ -100,7 +100,7 @@ def _judge(state: dict, event: str, args: tuple) -> str | None:
         return f"imports '{name}'" + (", the course's reference solution" if "course_lib" in name else
                                        ", a module the grader did not load (solutions use math, torch and numpy)")
     if event == "exec":
-        return None if args and args[0] is state["code"] else "runs code with exec/eval"
+        return None if args and any(args[0] is code for code in state["code"]) else "runs code with exec/eval"
     if _event_forbidden(event):
         return f"uses {event}, which a solution may not use"
     if event == "object.__getattr__" and len(args) > 1 and args[1] in FRAME_ATTRIBUTES:
@@ -159,9 +159,10 @@ def install(torch, watched: list | None = None) -> None:
     sys.addaudithook(hook)
 
 
-def arm(code, read_roots, write_roots) -> None:
-    """From here on the hook refuses; nothing can switch it back (part process only)."""
-    sys.audit(ARM_EVENT, code, tuple(read_roots), tuple(write_roots))
+def arm(codes: tuple, read_roots, write_roots) -> None:
+    """From here on the hook refuses; nothing can switch it back (part process only). ``codes``: the
+    compiled solution cells, the only code it may ``exec`` (once each, by the part process)."""
+    sys.audit(ARM_EVENT, tuple(codes), tuple(read_roots), tuple(write_roots))
 
 
 def _trip(func) -> None:

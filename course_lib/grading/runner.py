@@ -19,7 +19,7 @@ import stat
 from dataclasses import dataclass, fields
 
 from . import policy, references, sandbox, wire
-from .parts import NAMES, ONE_RUN, PARTS, part_of_test
+from .parts import DEPENDENCIES, NAMES, ONE_RUN, PARTS, part_of_test
 from .seeds import hidden_seeds
 
 MAX_NOTEBOOK_BYTES = 20 << 20
@@ -223,11 +223,18 @@ def grade_sources(sources: dict, zygote: sandbox.Zygote, cases: dict, wants: dic
                       opts, parts, cases)
 
 
+#: parts that load no reference: graded together in one process (one fork, not four). Each is then
+#: graded again in a process of its own unless it passed there: all of them when that process does not
+#: end well (a loop, a crash, a rule broken), else those that failed (another cell may have broken torch
+#: for them). So a cell's bug costs only its own part, as when each part has a process of its own.
+GROUP = tuple(p for p in PARTS if not DEPENDENCIES[p])
+
+
 def grade_with(sources: dict, zygote: sandbox.Zygote, verdict, opts: sandbox.SandboxOptions, parts=PARTS,
                cases: dict | None = None) -> dict:
     """{part: PartResult}: each part run by ``zygote``, its outcome judged by ``verdict(part, outcome)``.
     ``cases``: {part: Case list}, or None for the encoded cases :func:`use_encoded` was given."""
-    results = {}
+    results, ready = {}, []
     for part in parts:
         if part not in sources:
             results[part] = PartResult("failed", f"{part}: the solution cell '{part}' is missing from the submission.")
@@ -236,10 +243,52 @@ def grade_with(sources: dict, zygote: sandbox.Zygote, verdict, opts: sandbox.San
         if rule:
             results[part] = PartResult("failed", f"{part}: the solution cell {rule} No points for this part.")
             continue
+        ready.append(part)
+
+    def one(part):
         part_cases = _ENCODED[part][0] if cases is None else cases[part]
-        header, arrays = request(part, sources[part], part_cases, opts, zygote.read_roots, zygote.known_cases)
-        results[part] = verdict(part, zygote.run(header, arrays))
-    return results
+        return request(part, sources[part], part_cases, opts, zygote.read_roots, zygote.known_cases)
+    together = [p for p in ready if p in GROUP]
+    if len(together) > 1:
+        outcome = zygote.run(*group_request([one(p) for p in together]))
+        for part, split in (_split(outcome, together) or {}).items():
+            result = verdict(part, split)
+            if result.passed:
+                results[part] = result
+    for part in ready:
+        if part not in results:
+            results[part] = verdict(part, zygote.run(*one(part)))
+    return {p: results[p] for p in parts}
+
+
+def group_request(requests: list) -> tuple[dict, list]:
+    """One zygote request for several parts without references: their requests as ``members``."""
+    header = {k: v for k, v in requests[0][0].items() if k not in MEMBER_KEYS}
+    header.update(deps=[], exports={}, members=[])
+    arrays: list = []
+    for h, a in requests:
+        header["members"].append({**{k: h[k] for k in MEMBER_KEYS}, "first": len(arrays), "count": len(a)})
+        arrays.extend(a)
+    return header, arrays
+
+
+MEMBER_KEYS = ("part", "name", "source", "cases", "cases_key")
+
+
+def _split(outcome: sandbox.Outcome, parts: list) -> dict | None:
+    """{part: its own Outcome} from a group's, or None (the group did not end well: grade them one by one)."""
+    members = (outcome.header or {}).get("members") if outcome.status == "ok" else None
+    if not isinstance(members, list) or [m.get("part") if isinstance(m, dict) else None for m in members] != parts:
+        return None
+    split, first = {}, 0
+    for part, member in zip(parts, members):
+        count = member.get("count")
+        if not isinstance(count, int) or count < 0 or first + count > len(outcome.arrays):
+            return None
+        split[part] = sandbox.Outcome("ok", member, outcome.arrays[first:first + count], None, outcome.seconds,
+                                      outcome.survivors)
+        first += count
+    return split if first == len(outcome.arrays) else None
 
 
 def invalid(message: str, parts=PARTS) -> dict:

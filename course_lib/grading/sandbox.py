@@ -203,8 +203,9 @@ class Zygote:
             deadline = time.monotonic() + request["timeout"] + 30.0
             reply, _ = wire.read_message(self.sock.fileno(), deadline)
             raw = wire.read_blob(self.sock.fileno(), deadline)
-            if request.get("cases") is not None and request.get("cases_key"):
-                self.known_cases.add(request["cases_key"])
+            for sent in request.get("members", [request]):
+                if sent.get("cases") is not None and sent.get("cases_key"):
+                    self.known_cases.add(sent["cases_key"])
         except (OSError, EOFError, TimeoutError, ValueError, SandboxError) as e:
             self.kill()
             tail = self._log_tail()[-300:]

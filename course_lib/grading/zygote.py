@@ -147,6 +147,16 @@ class Zygote:
         if self.cg is not None:
             self.cg.close()
 
+    def _members(self, req, arrays) -> list:
+        """[(member request, its cases, its arrays)]: one, or each part of a group run in one process."""
+        if "members" not in req:
+            return [(req, self._cases(req, arrays), arrays)]
+        out = []
+        for m in req["members"]:
+            mine = arrays[int(m["first"]):int(m["first"]) + int(m["count"])]
+            out.append((m, self._cases(m, mine), mine))
+        return out
+
     def _cases(self, req, arrays) -> list:
         """The request's cases, or the ones sent earlier under its ``cases_key`` (the same for every
         student: decoded once, kept here; inputs only, no expected answer)."""
@@ -162,7 +172,7 @@ class Zygote:
     def run_part(self, req: dict, arrays: list) -> tuple[dict, bytes]:
         """Fork the part process S (PID 1 of a new PID namespace), wait for it or kill it, clean up."""
         start = time.monotonic()
-        cases = self._cases(req, arrays)
+        members = self._members(req, arrays)
         r, w = os.pipe()                                         # the part's results (fd 4 there)
         tr, tw = os.pipe()                                       # the guard's reason (fd 3 there)
         er, ew = os.pipe()                                       # set-up errors, closed before student code
@@ -172,7 +182,7 @@ class Zygote:
             self.confine.unshare(self.confine.CLONE_NEWPID)      # our next child is PID 1 of a new namespace
         pid = os.fork()
         if pid == 0:
-            part_process(self, req, cases, (w, tw, ew), cg, arrays)      # never returns
+            part_process(self, req, members, (w, tw, ew), cg, arrays)    # never returns
         if namespaced:
             self.confine.setns(self.pid_ns, self.confine.CLONE_NEWPID)
         for fd in (w, tw, ew):
@@ -227,8 +237,9 @@ def _watch_part(pid: int, fds: tuple, timeout: float, kill_group):
     return bufs, timed_out, status
 
 
-def part_process(z: Zygote, req: dict, cases: list, fds: tuple, cg, arrays: list) -> None:
-    """The part process S: confinement, the references of the dependencies, then the cell and the cases."""
+def part_process(z: Zygote, req: dict, members: list, fds: tuple, cg, arrays: list) -> None:
+    """The part process S: confinement, the references of the dependencies, then the cell and the cases
+    (of each member of a group of parts that depend on no reference, one after the other)."""
     w, tw, ew = fds
     namespaced = z.level in ("root", "userns")
     try:
@@ -244,17 +255,25 @@ def part_process(z: Zygote, req: dict, cases: list, fds: tuple, cg, arrays: list
         z.confine.limit(req["memory_mb"], req["cpu_seconds"], req["max_file_mb"], req.get("nproc", 1))
         z.confine.drop(z.level, req["uid"], req["gid"])
         deps = z.guard.load_dependencies(f"_references_{os.getpid()}", req["deps"], req["exports"], arrays)
-        code, error = _compile(req["source"], req["part"])
+        compiled = [_compile(m["source"], m["part"]) for m, _, _ in members]
         layers = req.get("layers", {})
         if layers.get("seccomp", True) and z.seccomp.supported():
             z.seccomp.install(os.getpid())
         if layers.get("guard", True):
-            z.guard.arm(code, req["read_roots"], ["/tmp"] if namespaced else [])
+            z.guard.arm(tuple(code for code, _ in compiled if code is not None), req["read_roots"],
+                        ["/tmp"] if namespaced else [])
     except BaseException as e:                                   # noqa: BLE001 (never run unconfined)
         _fail(ew, e)
     os.close(ew)                                                 # only the grader's code could write there
     try:
-        run_cell(z, req["part"], req["name"], code, error, cases, deps, req.get("probe", False))
+        runs = [_run_cell(z, m["part"], m["name"], code, error, cases, deps, req.get("probe", False))
+                for (m, cases, _), (code, error) in zip(members, compiled)]
+        if "members" in req:
+            header = {"members": [dict(h, count=len(a)) for h, a in runs]}
+            z.wire.write_message(4, header, [x for _, a in runs for x in a])
+        else:
+            z.wire.write_message(4, *runs[0])
+        os._exit(0)
     except BaseException:                                        # noqa: BLE001
         if os.environ.get("COURSE_GRADING_DEBUG"):
             import traceback
@@ -305,8 +324,8 @@ def _fmt(e: BaseException) -> str:
     return text[:600]
 
 
-def run_cell(z: Zygote, part: str, name: str, code, error, cases: list, deps: dict, probe: bool) -> None:
-    """Define the part from the cell, run every case; one message on fd 4; exit."""
+def _run_cell(z: Zygote, part: str, name: str, code, error, cases: list, deps: dict, probe: bool) -> tuple:
+    """Define the part from the cell, run every case: (header, arrays) for the message on fd 4."""
     import builtins
     import math
 
@@ -339,8 +358,7 @@ def run_cell(z: Zygote, part: str, name: str, code, error, cases: list, deps: di
             except BaseException as e:                           # noqa: BLE001
                 entry["error"] = "raised " + _fmt(e)
             header["cases"].append(entry)
-    z.wire.write_message(4, header, arrays)
-    os._exit(0)
+    return header, arrays
 
 
 def _probe(ns: dict):

@@ -11,7 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from attack_kit import GOOD, any_zygote, assert_contained, run_part, with_prologue, zygote  # noqa: F401
+from attack_kit import (CASES, GOOD, WANTS, any_zygote, assert_contained, options, run_part,  # noqa: F401
+                        with_prologue, zygote)
+
+from course_lib.grading import runner
 
 OS = "o = getattr(torch, 'o' + 's')\n"
 SYS = "s = getattr(torch, 's' + 'ys')\n"
@@ -108,6 +111,23 @@ def test_the_other_parts_of_an_attacker_still_pass(zygote):  # noqa: F811
         good, outcome = run_part(zygote, part, GOOD[part])
         assert good.passed, good.message
     assert_contained(zygote, outcome)
+
+
+@pytest.mark.parametrize("payload", [
+    "while True:\n    pass\n",                                                    # the shared process times out
+    "F.scaled_dot_product_attention(torch.ones(1, 2), torch.ones(1, 2), torch.ones(1, 2))\n",   # the guard trips
+    OS + "o.kill(o.getpid(), 9)\n",                                               # it ends itself, no results
+    SYS + "s.modules['torch'].softmax = None\n"])                                 # it breaks torch for the others
+def test_a_cell_that_spoils_the_shared_process_costs_only_its_part(zygote, payload):  # noqa: F811
+    """The parts that load no reference share one process (runner.GROUP); whatever the first of them
+    does there, every other part gets the verdict it gets in a process of its own (here: passed), and
+    so does the spoiler."""
+    assert runner.GROUP[0] == "positional_encoding" and "attention" in runner.GROUP
+    spoiler = with_prologue("positional_encoding", payload)
+    got = runner.grade_sources(dict(GOOD, positional_encoding=spoiler), zygote, CASES, WANTS, options(timeout=3.0))
+    alone, _ = run_part(zygote, "positional_encoding", spoiler, options(timeout=3.0))
+    assert got["positional_encoding"].status == alone.status
+    assert all(got[p].passed for p in runner.PARTS if p != "positional_encoding"), {p: r.message for p, r in got.items()}
 
 
 def test_a_student_message_is_never_a_grader_failure(zygote):  # noqa: F811
