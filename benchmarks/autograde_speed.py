@@ -93,7 +93,7 @@ def main() -> None:
         t2 = sandboxed(base, Path(tmp), 2 * args.n, args.jobs)
         each = (t2 - t1) / args.n
         print(f"  each further submission: {each:.2f} s (the difference of the two runs / {args.n}); "
-              f"the fixed part of a run (start-up, similarity report, end): {t1 - args.n * each:.1f} s")
+              f"the fixed part of a run (start-up and end): {t1 - args.n * each:.1f} s")
         if not args.no_plain:
             plain = Path(tmp) / "plain"
             shutil.copytree(base, plain)
