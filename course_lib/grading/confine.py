@@ -24,7 +24,7 @@ CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 MNT_DETACH = 2
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 4, 36, 38
+PR_SET_PDEATHSIG, PR_GET_DUMPABLE, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 3, 4, 36, 38
 SYS_PIVOT_ROOT = 155
 # statvfs flags that a bind remount must keep (in a user namespace they are locked)
 _KEEP = ((os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, MS_NODEV), (os.ST_NOEXEC, MS_NOEXEC),
@@ -55,6 +55,11 @@ def unshare(flags: int) -> None:
 
 def prctl(option: int, value: int) -> None:
     _check(_libc.prctl(option, value, 0, 0, 0), f"prctl({option})")
+
+
+def dumpable() -> int:
+    """PR_GET_DUMPABLE: 0 when processes of the same uid may not read this one's memory (/proc/PID/mem)."""
+    return _libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)
 
 
 def _write(path: str, text: str) -> None:

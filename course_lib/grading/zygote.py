@@ -132,7 +132,7 @@ class Zygote:
         return {"ready": True, "level": self.level, "pid": os.getpid(),
                 "cgroup": None if self.cg is None else f"v{self.cg.version}",
                 "cgroup_paths": [] if self.cg is None else self.cg.paths(),
-                "seccomp": self.seccomp.supported(),
+                "seccomp": self.seccomp.supported(), "dumpable": self.confine.dumpable(),
                 "modules": sorted({m.split(".")[0] for m in sys.modules})}
 
     def serve(self) -> None:
@@ -450,6 +450,7 @@ def main() -> None:
     import guard
     import seccomp
     confine.die_with_parent(cfg["grader_pid"])
+    confine.prctl(confine.PR_SET_DUMPABLE, 0)          # a process of the same uid cannot read our memory
     libs = dict(confine=confine, cgroups=cgroups, seccomp=seccomp, guard=guard)
     if cfg.get("slots"):
         libs["wire"] = _wire(cfg)

@@ -82,20 +82,21 @@ try:
 finally:
     grader.close()
 print(sorted(v["status"] for v in results[("s", "nb")].values()), "course_lib" in info["modules"],
-      "torch" in sys.modules, "course_lib.encoder" in sys.modules)
+      bool(info["dumpable"]), "torch" in sys.modules, "course_lib.encoder" in sys.modules)
 """
 
 
 def test_the_class_graders_process_never_imports_torch(tmp_path):
     """The cases and the reference's answers are made, and outputs judged, by the sandbox's judge: the
     process that holds the class (and the gradebook) imports neither torch nor course_lib's reference,
-    and the zygote forked from the judge's interpreter never held course_lib."""
+    and the zygote forked from the judge's interpreter never held course_lib; neither is dumpable (a
+    process of the same uid, a part at the rlimits level, cannot read the judge's memory)."""
     import subprocess
     import sys
     student, notebook, path = _submit(tmp_path, "s", GOOD["attention"])
     out = subprocess.run([sys.executable, "-c", GRADER_WITHOUT_TORCH, str(SOURCE), path, str(tmp_path)],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
-    statuses, *flags = out.stdout.strip().rsplit(" ", 3)
+    statuses, *flags = out.stdout.strip().rsplit(" ", 4)
     assert statuses.count("passed") == 1 and statuses.count("failed") == 7, out.stdout
-    assert flags == ["False", "False", "False"], out.stdout
+    assert flags == ["False", "False", "False", "False"], out.stdout
