@@ -43,6 +43,7 @@ class ClassGrader:
         self.mother = _mother(level, max(1, jobs))
         self.zygotes = self.mother.zygotes                 # a replaced one is replaced in this list
         self.timing: dict = {}                             # seconds spent grading and recording, summed
+        self.replaced: list = []                           # the zygotes killed with a failed slot
 
     def ready(self) -> dict:
         """The first zygote's hello (level, cgroup, seccomp); SandboxError if one could not start."""
@@ -70,6 +71,7 @@ class ClassGrader:
         {part: verdict dict}}, {(student, notebook): why it is not a valid submission}).
         ``record(student, results)`` runs in the slot's recorder right after a student's parts are judged
         (nbgrader's gradebook and autograded notebook), while the slot's worker grades the next one."""
+        self.ready()                                        # here: so that this process can end each zygote
         by_student: dict = {}
         for student, notebook, path in jobs:
             by_student.setdefault(student, []).append((notebook, path))
@@ -115,6 +117,7 @@ class ClassGrader:
         if log:
             log.warning("Replacing the grading worker and sandbox zygote of slot %d", slot)
         worker.zygote.kill()
+        self.replaced.append(worker.zygote)
         self.zygotes[slot] = sandbox.Zygote(self.level)
         self.zygotes[slot].ready()                          # here, so that no worker waits for its hello
         return _Worker(self.zygotes[slot], self.mother.channel(), self.opts, worker.work)
