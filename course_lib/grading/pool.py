@@ -207,44 +207,47 @@ class _Worker:
 
 def _serve(jobs_r: int, handoff_w: int, zygote, verdict, opts, root) -> None:
     """The worker's loop: a student's notebooks graded, handed to the recorder; never returns."""
-    import gc
-    gc.freeze()                     # the grader's objects: no collection in this worker walks them again
-    code, inherited = 0, zygote.sock
-    try:
-        while True:
-            try:
-                student, notebooks = json.loads(wire.read_blob(jobs_r).decode())
-            except EOFError:
-                break
-            out = _grade_student(notebooks, zygote, verdict, opts, root)
-            wire.write_all(handoff_w, wire.frame(json.dumps([student, out]).encode()))
+    inherited = zygote.sock
+
+    def grade(student, notebooks):
+        out = _grade_student(notebooks, zygote, verdict, opts, root)
+        wire.write_all(handoff_w, wire.frame(json.dumps([student, out]).encode()))
+
+    def end():
         if zygote.sock is inherited:
             zygote.sock.close()                              # the grader's zygote: the grader ends it
         else:
             zygote.close()                                   # one this worker started (the first one failed)
-    except BaseException:                                    # noqa: BLE001 (the grader sees the slot end)
-        code = 1
-    finally:
-        os._exit(code)
+    _loop(jobs_r, grade, end)
 
 
 def _record(handoff_r: int, results_w: int, record) -> None:
     """The recorder's loop: each graded student recorded (unless a notebook was not a valid submission),
     then its answer to the grader; never returns. A recording that raises ends it (and the slot)."""
+    def answer(student, out):
+        start = time.monotonic()
+        if record is not None and not any(v["invalid"] for nb, v in out.items() if nb != "\0timing"):
+            record(student, {(student, nb): v["parts"] for nb, v in out.items() if nb != "\0timing"})
+        out["\0timing"]["record"] = time.monotonic() - start
+        wire.write_all(results_w, wire.frame(json.dumps(out).encode()))
+    _loop(handoff_r, answer)
+
+
+def _loop(read_fd: int, each, end=None) -> None:
+    """A slot's process: ``each(*message)`` for every JSON frame on ``read_fd`` until it closes, then
+    ``end()``; exit 0, or 1 on any exception (the grader sees the slot end); never returns."""
     import gc
-    gc.freeze()
+    gc.freeze()                     # the grader's objects: no collection in this process walks them again
     code = 0
     try:
         while True:
             try:
-                student, out = json.loads(wire.read_blob(handoff_r).decode())
+                message = json.loads(wire.read_blob(read_fd).decode())
             except EOFError:
                 break
-            start = time.monotonic()
-            if record is not None and not any(v["invalid"] for nb, v in out.items() if nb != "\0timing"):
-                record(student, {(student, nb): v["parts"] for nb, v in out.items() if nb != "\0timing"})
-            out["\0timing"]["record"] = time.monotonic() - start
-            wire.write_all(results_w, wire.frame(json.dumps(out).encode()))
+            each(*message)
+        if end is not None:
+            end()
     except BaseException:                                    # noqa: BLE001
         code = 1
     finally:

@@ -100,12 +100,7 @@ def all_cases(notebook=None) -> tuple[dict, dict]:
     """({part: visible + hidden cases}, {part: the reference's outputs per case}); hidden cases come from
     the seeds in ``notebook``'s hidden-test blocks (the source notebook or the gradebook's cells). A part
     of ``ONE_RUN`` (a training run) is graded on one case: the hidden one if there is a seed."""
-    return cases_for_seeds(hidden_seeds(notebook) if notebook is not None else {})
-
-
-def cases_for_seeds(seeds: dict) -> tuple[dict, dict]:
-    """:func:`all_cases` from ``{part: hidden seed}``."""
-    cases = make_all_cases(seeds)
+    cases = make_all_cases(hidden_seeds(notebook) if notebook is not None else {})
     return cases, expected_answers(cases)
 
 
@@ -125,7 +120,7 @@ def expected_answers(cases: dict) -> dict:
     return {p: [expected(c) for c in cs] for p, cs in cases.items()}
 
 
-_ENCODED: dict = {}        # part -> (its cases, encoded, arrays); in the grader, made before its workers fork
+_ENCODED: dict = {}        # part -> (its cases, encoded, arrays, key); in the grader, made before its workers fork
 
 
 def encoded_cases(cases: dict) -> tuple[dict, list]:

@@ -185,15 +185,11 @@ class Zygote:
             if not header.get("ready"):
                 self.kill()
                 raise SandboxError(f"the sandbox's zygote did not start: {header.get('error')}\n"
-                                   f"{header.get('traceback', '')}{self._log_tail()}")
+                                   f"{header.get('traceback', '')}{_tail(self.log)}")
             self.info = header
             if self.proc is None:                          # a mother's: followed by its pid, never reused
                 self.pidfd = os.pidfd_open(int(header["host_pid"]))
         return self.info
-
-    def _log_tail(self) -> str:
-        self.log.seek(0)
-        return self.log.read()[-2000:].decode("utf-8", "replace")
 
     def run(self, request: dict, arrays: list) -> Outcome:
         """Send one part; its Outcome. A zygote that fails is replaced by a fresh one (status "grader")."""
@@ -208,7 +204,7 @@ class Zygote:
                     self.known_cases.add(sent["cases_key"])
         except (OSError, EOFError, TimeoutError, ValueError, SandboxError) as e:
             self.kill()
-            tail = self._log_tail()[-300:]
+            tail = _tail(self.log)[-300:]
             self._spawn()
             return Outcome("grader", failure=f"the sandbox failed ({type(e).__name__}: {e}) {tail}")
         return interpret(reply, raw, request["timeout"])
@@ -247,6 +243,12 @@ class Zygote:
         if self.pidfd is not None:
             os.close(self.pidfd)
             self.pidfd = None
+
+
+def _tail(log) -> str:
+    """The last lines a zygote (or the sandbox's interpreter) wrote to its log file."""
+    log.seek(0)
+    return log.read()[-2000:].decode("utf-8", "replace")
 
 
 def _start(python: str, cfg: dict, fds: list, log) -> subprocess.Popen:
@@ -290,7 +292,7 @@ class Mother:
             header, arrays = wire.read_message(self.control.fileno(), time.monotonic() + timeout)
         except (EOFError, TimeoutError, ValueError) as e:
             raise SandboxError(f"the sandbox's judge did not answer ({type(e).__name__}: {e}) "
-                               f"{self.log_tail()}") from e
+                               f"{_tail(self.log)}") from e
         return header["cases"], arrays, float(header.get("seconds", 0.0))
 
     def channel(self) -> socket.socket:
@@ -299,10 +301,6 @@ class Mother:
         socket.send_fds(self.passing, [b"c"], [theirs.fileno()])
         theirs.close()
         return mine
-
-    def log_tail(self) -> str:
-        self.log.seek(0)
-        return self.log.read()[-2000:].decode("utf-8", "replace")
 
     def close(self) -> None:
         """The zygotes first (each removes its cgroups), then the judge; the process ends with them."""
