@@ -14,7 +14,9 @@ overlapping, text leaving its box. The tests run it on every figure.
 
 from __future__ import annotations
 
+import importlib
 import io
+import pkgutil
 import sys
 from pathlib import Path
 
@@ -45,6 +47,13 @@ FIGURES = {
     "padded_batch": draw_padded_batch,
     "encoder_classifier": draw_encoder_classifier,
 }
+
+# A diagram module may also register its figures itself, with a FIGURES dict of its own: a new
+# figure then needs no edit here (modules in name order, so the listing is the same everywhere).
+from . import diagrams as _diagrams  # noqa: E402
+
+for _info in sorted(pkgutil.iter_modules(_diagrams.__path__), key=lambda m: m.name):
+    FIGURES.update(getattr(importlib.import_module(f"{_diagrams.__name__}.{_info.name}"), "FIGURES", {}))
 
 MAX_WIDTH_IN = 9.0        # JupyterLab's notebook column is ~850 px: 9 in at 96 px per inch at most
 SVG_RC = {"svg.hashsalt": "course_lib", "svg.fonttype": "path", "path.simplify": True}
