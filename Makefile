@@ -9,7 +9,7 @@ NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 # JupyterLab refuses to run as root without --allow-root (containers, CI).
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
-.PHONY: setup lab test test-fast nbval browser-deps hub-deps hub-demo bench clean figures
+.PHONY: setup lab test test-fast nbval nbval-cpus browser-deps hub-deps hub-demo bench clean figures
 
 setup: $(STAMP)
 
@@ -57,13 +57,21 @@ hub-demo: $(STAMP) hub-deps
 # nbgrader calls alembic from PATH: the venv's bin comes first.
 test: $(STAMP) browser-deps hub-deps
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest -p no:cacheprovider --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg tests $(NOTEBOOKS)
+	$(MAKE) --no-print-directory nbval-cpus
 
 # Unit tests only (no notebooks, no browser): the quick loop while editing course_lib.
 test-fast: $(STAMP)
 	$(PY) -m pytest -p no:cacheprovider -m "not browser and not slow" tests
 
+NBVAL := $(PY) -m pytest -p no:cacheprovider -q --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 nbval: $(STAMP)
-	$(PY) -m pytest -p no:cacheprovider --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg $(NOTEBOOKS)
+	$(NBVAL) $(NOTEBOOKS)
+
+# The same stored outputs on other CPUs' maths paths: MKL's reproducible mode and oneDNN held to AVX2
+# change the matrix kernels (an AVX-512 machine then computes as an older or another vendor's CPU does).
+nbval-cpus: $(STAMP)
+	MKL_CBWR=COMPATIBLE $(NBVAL) $(NOTEBOOKS)
+	ONEDNN_MAX_CPU_ISA=AVX2 $(NBVAL) $(NOTEBOOKS)
 
 # The course's conceptual figures in res/: deterministic SVG drawn by course_lib.plots.diagrams.
 # They are committed (markdown shows them before anything runs); redraw after changing the diagrams.

@@ -1,0 +1,82 @@
+"""Practice in the lectures: the checks behind the short exercises of lectures 01-06 and 08.
+
+Practice is not graded. An exercise is three cells in a lecture:
+
+1. a code cell tagged ``exercise`` that the student completes (stored unsolved: ``...`` or ``None``
+   where the answer goes). Its metadata ``practice`` says what kind of exercise it is and holds one
+   typical mistake, which the tests run::
+
+       "practice": {"kind": "write" | "predict" | "change",
+                    "mistake": "<source of the cell with a typical mistake>",
+                    "says": "<a piece of the one-line feedback that mistake must get>"}
+
+2. the next code cell tagged ``check``: one call of a check from this package (``lectureNN.py``), which
+   prints ONE line: ``✓ ...`` when right, ``✗ <what is wrong> (<where to look>)`` when not. A check
+   never raises and never prints the line of code that fixes the mistake;
+3. a markdown cell tagged ``solution``: the solution in a ``<details>`` block, one click away and not
+   on the page.
+
+``tests/test_practice.py`` runs every lecture once, and at each exercise also runs its solution and its
+mistake, each followed by its check, and asserts both lines.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+__all__ = ["passed", "failed", "unanswered", "attempt", "same_tensor"]
+
+PASS, FAIL = "✓", "✗"
+
+
+def passed(message: str) -> bool:
+    """Print the one-line success message; returns True."""
+    print(f"{PASS} {message}")
+    return True
+
+
+def failed(what: str, where: str | None = None) -> bool:
+    """Print what is wrong and where to look, on one line; returns False."""
+    print(f"{FAIL} {what}" + (f" ({where})" if where else ""))
+    return False
+
+
+def unanswered(value) -> bool:
+    """True for the placeholders an unsolved exercise holds: ``...`` and ``None``."""
+    return value is Ellipsis or value is None
+
+
+def attempt(fn, *args, where: str | None = None, **kwargs):
+    """Call the student's ``fn``; on an exception, print its type and message as a failure.
+
+    Returns ``(ok, result)``: ``ok`` is False when the call raised or returned a placeholder.
+    """
+    try:
+        result = fn(*args, **kwargs)
+    except NotImplementedError:
+        failed("not done yet: the function still raises NotImplementedError", where)
+        return False, None
+    except Exception as exc:  # the student's error, reported on one line
+        first = (str(exc).splitlines() or [""])[0]
+        failed(f"your code raised {type(exc).__name__}: {first}", where)
+        return False, None
+    if unanswered(result):
+        failed(f"not done yet: {getattr(fn, '__name__', 'the function')} returned {result!r}", where)
+        return False, None
+    return True, result
+
+
+def same_tensor(got, expected: torch.Tensor, name: str, where: str | None = None,
+                atol: float = 1e-6, rtol: float = 1e-5) -> bool:
+    """Check a student's tensor against the expected one; print the first difference found."""
+    if not isinstance(got, torch.Tensor):
+        return failed(f"{name} should be a tensor, got {type(got).__name__}", where)
+    if tuple(got.shape) != tuple(expected.shape):
+        return failed(f"{name} has shape {tuple(got.shape)}, expected {tuple(expected.shape)}", where)
+    if not torch.allclose(got.to(expected.dtype), expected, atol=atol, rtol=rtol):
+        diff = (got.to(expected.dtype) - expected).abs().max().item()
+        return failed(f"{name} has the right shape but wrong values (largest difference "
+                      f"{diff:.2g})" if math.isfinite(diff) else f"{name} holds NaN or inf", where)
+    return True
