@@ -9,7 +9,7 @@ NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 # JupyterLab refuses to run as root without --allow-root (containers, CI).
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
-.PHONY: setup lab test test-fast nbval nbval-cpus browser-deps hub-deps hub-demo bench clean figures
+.PHONY: setup lab test test-fast nbval nbval-cpus site browser-deps hub-deps hub-demo bench clean figures
 
 setup: $(STAMP)
 
@@ -80,6 +80,11 @@ nbval-cpus: $(STAMP)
 figures: $(STAMP)
 	$(PY) -m course_lib.plots.figures res
 	for f in notebooks/07_exercise/figures/*.svg; do cp res/$$(basename $$f) $$f; done
+
+# The course website, offline, into build/site/ (index.html at its root): the notebooks as stored, the
+# exercise as released, docs/, the API reference. site/build.py says how; tests/site/ checks it in Chromium.
+site: $(STAMP)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) site/build.py
 
 bench: $(STAMP)
 	$(PY) benchmarks/encoder_throughput.py

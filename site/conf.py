@@ -1,0 +1,56 @@
+"""Sphinx configuration of the course website (`make site`; the sources are staged by site/build.py).
+
+Offline by construction: the notebooks are rendered from their stored outputs (no execution), the
+theme's assets are in its package, the maths is written as MathML at build time (browsers draw it:
+no MathJax, no CDN), widgets show their stored static figure, and search is Sphinx's own index.
+"""
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+project = "The Transformer encoder, hands-on"
+author = "The course's authors"
+copyright = "the course's authors; text and figures CC BY 4.0, code MIT"
+
+extensions = [
+    "myst_nb",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.napoleon",
+    "mathml",                    # site/mathml.py: $...$ and $$...$$ as MathML, no JavaScript
+]
+
+# The notebooks as strict nbval checked them: stored outputs, never re-run.
+nb_execution_mode = "off"
+nb_ipywidgets_js = {}                         # no widget manager from a CDN: the stored PNG is the figure
+nb_merge_streams = True
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "html_image", "deflist"]
+myst_heading_anchors = 3
+suppress_warnings = ["myst.header", "mystnb.unknown_mime_type", "misc.highlighting_failure"]
+
+html_theme = "sphinx_book_theme"
+html_title = project
+html_static_path = [str(HERE / "static")]
+html_css_files = ["course.css"]
+html_js_files = []
+html_show_sourcelink = False
+html_favicon = str(HERE / "static" / "favicon.svg")
+html_copy_source = True                     # the download button gives the .ipynb (the exercise: its release version)
+html_theme_options = {
+    "show_toc_level": 2,
+    "use_download_button": True,
+    "use_fullscreen_button": False,
+    "navigation_with_keys": False,
+    "home_page_in_toc": True,
+}
+html_context = {"default_mode": "light"}
+
+autodoc_member_order = "bysource"
+autodoc_typehints = "description"
+autodoc_default_options = {"members": True, "show-inheritance": False}
+napoleon_google_docstring = True
+napoleon_numpy_docstring = False
+
+exclude_patterns = ["_build", "**.ipynb_checkpoints", "res/README.md"]

@@ -1,0 +1,191 @@
+"""The course website (`make site`): built offline from the stored notebooks, checked in Chromium.
+
+The site is built once into a temporary directory (site/build.py, as `make site` runs it) and served
+on 127.0.0.1. Every page must load without a console error and without a request outside the site;
+every image must show; search must work offline; the maths must be drawn; and nothing of the
+exercise's solutions or hidden tests may be published.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import json
+import re
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "site"))
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
+import build as site_build  # noqa: E402
+import chromium  # noqa: E402
+
+SCREENSHOTS = ROOT / "screenshots"
+SOURCE = ROOT / "notebooks" / "07_exercise" / "encoder_from_scratch.ipynb"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("site") / "site"
+    start = time.monotonic()
+    assert site_build.main(["--out", str(out)]) == 0, "site/build.py failed"
+    print(f"site built in {time.monotonic() - start:.0f} s")
+    return out
+
+
+def pages(site: Path) -> list[Path]:
+    return sorted(p for p in site.rglob("*.html") if "_static" not in p.parts)
+
+
+def test_a_page_per_notebook(site):
+    for nb in [*site_build.lectures(), SOURCE]:
+        rel = nb.relative_to(ROOT).with_suffix(".html")
+        assert (site / rel).is_file(), f"no page for {nb.relative_to(ROOT)}"
+    for page in ("index.html", "api.html", "open.html", "search.html", "docs/instructors.html"):
+        assert (site / page).is_file(), page
+    assert "course_lib.attention.MultiHeadAttention" in (site / "api.html").read_text(), "no API reference"
+
+
+def _solution_lines() -> set[str]:
+    """Substantive lines of the exercise's solutions and hidden tests that a student's copy lacks
+    (lines the notebook also shows outside those blocks, or that course_lib ships, are left out)."""
+    nb = json.loads(SOURCE.read_text())
+    block = re.compile(r"### BEGIN (?:SOLUTION|HIDDEN TESTS)(.*?)### END (?:SOLUTION|HIDDEN TESTS)", re.S)
+    texts = ["".join(cell["source"]) for cell in nb["cells"]]
+    public = "\n".join(block.sub("", t) for t in texts)
+    public += "\n".join(p.read_text() for p in (ROOT / "course_lib").rglob("*.py"))
+    lines = set()
+    for text in texts:
+        for found in block.findall(text):
+            for line in found.splitlines():
+                line = line.strip()
+                if len(line) >= 20 and not line.startswith("#") and line not in public:
+                    lines.add(line)
+    return lines
+
+
+def test_nothing_of_the_solutions_is_published(site):
+    secret = _solution_lines()
+    seeds = set(re.findall(r"hidden_seed=(0x[0-9a-f]+)", SOURCE.read_text()))
+    assert secret and seeds, "the source notebook has no solutions or seeds: the test would prove nothing"
+    for path in site.rglob("*"):
+        if not path.is_file():
+            continue
+        text = path.read_text(errors="replace")
+        where = path.relative_to(site)
+        if "notebooks" in where.parts:          # the guides may name the markers; no notebook page may hold one
+            for marker in ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"):
+                assert marker not in text, f"{where}: {marker}"
+        for seed in seeds:
+            assert seed not in text, f"{where}: a hidden seed"
+        leaked = [line for line in secret if line in text]
+        assert not leaked, f"{where}: solution lines published: {leaked[:3]}"
+
+
+@contextlib.contextmanager
+def serve(folder: Path):
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    handler = functools.partial(Quiet, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser(site, tmp_path_factory):
+    if chromium.missing():
+        pytest.fail(chromium.missing())
+    with serve(site) as origin, chromium.persistent_context(tmp_path_factory.mktemp("chromium")) as context:
+        yield origin, context
+
+
+BROKEN_IMAGES = """async () => {
+  const broken = [];
+  for (const img of document.querySelectorAll('img')) {
+    img.loading = 'eager';
+    try { await img.decode(); } catch (e) {}
+    if (!img.complete || img.naturalWidth === 0) broken.push(img.getAttribute('src'));
+  }
+  return broken;
+}"""
+
+
+@pytest.mark.browser
+def test_every_page_loads_offline_with_its_images(site, browser):
+    origin, context = browser
+    problems = []
+    page = context.new_page()
+    current = {"url": ""}
+    page.on("console", lambda m: m.type == "error" and problems.append(f"{current['url']}: console: {m.text}"))
+    page.on("pageerror", lambda e: problems.append(f"{current['url']}: page error: {e}"))
+    page.on("request", lambda r: r.url.startswith((origin, "data:", "blob:", "about:"))
+            or problems.append(f"{current['url']}: request outside the site: {r.url}"))
+    page.on("requestfailed", lambda r: problems.append(f"{current['url']}: failed: {r.url}"))
+    page.on("response", lambda r: r.status >= 400 and problems.append(f"{current['url']}: HTTP {r.status}: {r.url}"))
+    visited = pages(site)
+    assert len(visited) >= 15, [str(p) for p in visited]
+    for html in visited:
+        rel = html.relative_to(site).as_posix()
+        current["url"] = rel
+        response = page.goto(f"{origin}/{rel}", wait_until="load")
+        if response is None or response.status != 200:
+            problems.append(f"{rel}: HTTP {response and response.status}")
+            continue
+        broken = page.evaluate(BROKEN_IMAGES)
+        problems += [f"{rel}: image does not show: {src}" for src in broken]
+    page.close()
+    assert not problems, "\n".join(problems[:40])
+
+
+@pytest.mark.browser
+def test_search_finds_positional_encoding(browser):
+    origin, context = browser
+    page = context.new_page()
+    page.goto(f"{origin}/search.html?q=positional+encoding")
+    page.wait_for_selector("#search-results ul.search li", timeout=30_000)
+    hits = page.eval_on_selector_all("#search-results ul.search li a", "els => els.map(e => e.getAttribute('href'))")
+    page.close()
+    assert any("05_positional_encodings" in h for h in hits), hits
+
+
+@pytest.mark.browser
+def test_the_maths_is_drawn(browser):
+    origin, context = browser
+    page = context.new_page()
+    page.goto(f"{origin}/notebooks/02_attention.html")
+    info = page.evaluate("""() => {
+      const maths = [...document.querySelectorAll('article math')].filter(m => !m.closest('details:not([open])'));
+      const sizes = maths.slice(0, 20).map(m => m.getBoundingClientRect().height);
+      return {count: document.querySelectorAll('math').length, errors: document.querySelectorAll('merror').length,
+              drawn: sizes.filter(h => h > 5).length, sampled: sizes.length};
+    }""")
+    page.close()
+    assert info["count"] >= 5 and info["errors"] == 0 and info["drawn"] == info["sampled"], info
+
+
+@pytest.mark.browser
+def test_screenshots(browser):
+    origin, context = browser
+    SCREENSHOTS.mkdir(exist_ok=True)
+    page = context.new_page()
+    for name, rel in (("site_home", "index.html"), ("site_lecture", "notebooks/02_attention.html"),
+                      ("site_exercise", "notebooks/07_exercise/encoder_from_scratch.html")):
+        page.goto(f"{origin}/{rel}", wait_until="load")
+        path = SCREENSHOTS / f"{name}.png"
+        page.screenshot(path=str(path), full_page=False)
+        assert path.stat().st_size > 10_000, f"{name}: an empty screenshot"
+    page.close()
