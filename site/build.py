@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "site"
 EXERCISE = "07_exercise"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-DOC_ORDER = ["teachers_guide", "instructors", "rubric", "customising", "jupyterhub", "sandbox",
+DOC_ORDER = ["teachers_guide", "instructors", "rubric", "customising", "jupyterhub", "sandbox", "publishing",
              "notation", "course_lib", "development"]
 
 
