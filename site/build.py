@@ -57,10 +57,12 @@ def minutes_to_read(nb: dict) -> int:
 
 
 def nbgitpuller_link(hub: str, repo: str, path: str, branch: str = "main") -> str:
-    """The nbgitpuller link that clones (or updates) ``repo`` into the student's home on ``hub`` and
-    opens ``path`` (relative to the repository) in JupyterLab."""
+    """The nbgitpuller link that clones (or updates) ``repo`` into the folder named after it (without
+    ``.git``) in the student's home on ``hub``, and opens ``path`` (relative to the repository) in
+    JupyterLab. The folder is named explicitly (``targetpath``): nbgitpuller's default keeps ``.git``."""
     name = repo.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
-    query = urllib.parse.urlencode({"repo": repo, "branch": branch, "urlpath": f"lab/tree/{name}/{path}"})
+    query = urllib.parse.urlencode({"repo": repo, "branch": branch, "targetpath": name,
+                                    "urlpath": f"lab/tree/{name}/{path}"})
     return f"{hub.rstrip('/')}/hub/user-redirect/git-pull?{query}"
 
 
@@ -176,13 +178,14 @@ touching your changes) and opens the notebook. The link pattern, with the hub's 
 addresses URL-encoded:
 
 ```text
-https://HUB/hub/user-redirect/git-pull?repo=REPO_URL&branch=main&urlpath=lab/tree/REPO_NAME/notebooks/02_attention.ipynb
+https://HUB/hub/user-redirect/git-pull?repo=REPO_URL&branch=main&targetpath=NAME&urlpath=lab/tree/NAME/notebooks/02_attention.ipynb
 ```
 
 An instructor builds the site with the links filled in:
 `COURSE_HUB_URL=https://hub.example.edu COURSE_REPO_URL=https://git.example.edu/course.git make site`.
 nbgitpuller must be installed in the hub's single-user environment (`pip install nbgitpuller`); the
-course's own hub test does not run nbgitpuller, so this link is documented, not tested.
+course's hub test (`tests/hub/`) opens such a link as a student and checks that the lectures arrive
+in the student's home and the notebook opens.
 
 **The exercise** is handed out by your instructor (nbgrader): its page here is the version students
 receive, with nothing of the solution.

@@ -109,6 +109,8 @@ class DemoClass:
     api_token: str = ""
     timings: dict[str, float] = field(default_factory=dict)
     library_path: str = ""                 # LD_LIBRARY_PATH for the environment's python ("" if none)
+    git_daemon: subprocess.Popen | None = None
+    git_url: str = ""                      # the lectures' repository, as students pull it (nbgitpuller)
     _repo_mode: int | None = None
 
     # ---- paths -------------------------------------------------------------------------------
@@ -154,6 +156,7 @@ class DemoClass:
         self._step("exchange and configuration", self._make_exchange_and_config)
         self._step("accounts", self._make_accounts)
         self._step("course directory", self._make_course_dir)
+        self._step("lecture repository", self._serve_lectures)
         self._step("hub", self._start_hub)
         self.timings["start"] = time.monotonic() - t0
         return self
@@ -264,6 +267,41 @@ class DemoClass:
         acc = self.accounts[self.instructor]
         for path in [course, *course.rglob("*")]:
             os.chown(path, acc.uid, acc.gid, follow_symlinks=False)
+
+    def _serve_lectures(self) -> None:
+        """The lectures as students pull them with nbgitpuller: a git repository of the lecture
+        notebooks and res/ (never the exercise's source), served on loopback by `git daemon`, as a
+        real class's repository is served by its git host (a repository on the hub's own disk owned
+        by another user is refused by git's safe.directory check)."""
+        work, served = self.base / "lectures-src", self.base / "git" / "lectures.git"
+        (work / "notebooks").mkdir(parents=True)
+        for nb in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+            shutil.copy2(nb, work / "notebooks" / nb.name)
+        if (REPO / "res").is_dir():
+            shutil.copytree(REPO / "res", work / "res")
+        ident = {"GIT_AUTHOR_NAME": "course", "GIT_AUTHOR_EMAIL": "course@localhost",
+                 "GIT_COMMITTER_NAME": "course", "GIT_COMMITTER_EMAIL": "course@localhost"}
+        env = {**os.environ, **ident}
+        for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "lectures"]):
+            subprocess.run(["git", *args], cwd=work, env=env, check=True)
+        subprocess.run(["git", "clone", "-q", "--bare", str(work), str(served)], check=True)
+        port = free_port()
+        self.git_daemon = subprocess.Popen(
+            ["git", "daemon", "--reuseaddr", "--export-all", f"--base-path={served.parent}",
+             "--listen=127.0.0.1", f"--port={port}", str(served.parent)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        self.git_url = f"git://127.0.0.1:{port}/lectures.git"
+        deadline = time.monotonic() + 20
+        while subprocess.run(["git", "ls-remote", self.git_url], capture_output=True).returncode:
+            if time.monotonic() > deadline or self.git_daemon.poll() is not None:
+                raise RuntimeError("git daemon did not serve the lectures' repository")
+            time.sleep(0.2)
+
+    def pull_link(self, name: str, notebook: str) -> str:
+        """The nbgitpuller link of the course site's "Open in JupyterLab" (docs/publishing.md)."""
+        sys.path.insert(0, str(REPO / "site"))
+        import build as site_build  # noqa: PLC0415
+        return site_build.nbgitpuller_link(self.url, self.git_url, f"notebooks/{notebook}")
 
     # ---- the hub -----------------------------------------------------------------------------
     def hub_config(self) -> str:
@@ -391,7 +429,8 @@ c.JupyterHub.load_roles = [{{"name": "course-admin", "services": ["course-admin"
     def stop(self) -> None:
         """Stop everything the class started and remove what it made (every step runs)."""
         errors = []
-        for what, fn in (("hub", self._stop_hub), ("user processes", self._kill_user_processes),
+        for what, fn in (("hub", self._stop_hub), ("git daemon", self._stop_git_daemon),
+                         ("user processes", self._kill_user_processes),
                          ("accounts", self._remove_accounts), ("files", self._remove_files),
                          ("checkout mode", self._reopen_checkout)):
             try:
@@ -422,6 +461,12 @@ c.JupyterHub.load_roles = [{{"name": "course-admin", "services": ["course-admin"
                 os.kill(int(pid_file.read_text().strip()), signal.SIGKILL)
             except (ValueError, ProcessLookupError, PermissionError):
                 pass
+
+    def _stop_git_daemon(self) -> None:
+        daemon, self.git_daemon = self.git_daemon, None
+        if daemon is not None and daemon.poll() is None:
+            os.killpg(daemon.pid, signal.SIGKILL)
+            daemon.wait(timeout=10)
 
     def _kill_user_processes(self) -> None:
         uids = {acc.uid for acc in self.accounts.values() if acc.uid >= 0}

@@ -132,6 +132,10 @@ def run_class(demo, tmp_path, timings: dict, shots: list) -> None:
         with chromium.persistent_context(tmp_path / f"chromium-{student}") as context:
             page = login(context, demo, student, shot)
             assert page.locator("text=Formgrader").count() == 0
+            if student == ada:
+                tp = time.monotonic()
+                pull_lectures(demo, page, student, shot)
+                timings["nbgitpuller"] = time.monotonic() - tp
             assignments = open_assignments(page)
             row = assignments.locator("#released_assignments_list .list_item", has_text=ASSIGNMENT)
             row.wait_for(timeout=30_000)
@@ -372,6 +376,23 @@ def leaked(autograded: Path, secrets_of: dict[str, str]) -> list[str]:
         found += [f"{owner} shows {other}'s marker" for other, m in secrets_of.items() if other != owner and m in whole]
         found += [f"{owner}: {word!r} in an output" for word in ("LEAKED /", "### BEGIN HIDDEN TESTS") if word in outputs]
     return found
+
+
+def pull_lectures(demo, page, student: str, shot) -> None:
+    """The course site's "Open in JupyterLab" link on the hub (nbgitpuller): one click clones the
+    lectures into the student's home and opens the notebook in JupyterLab."""
+    link = demo.pull_link(student, "02_attention.ipynb")
+    page.goto(link, wait_until="domcontentloaded")
+    pulled = demo.accounts[student].home / "lectures" / "notebooks" / "02_attention.ipynb"
+    deadline = time.monotonic() + 120
+    while not pulled.exists():
+        assert time.monotonic() < deadline, f"nbgitpuller did not pull the lectures for {student}: {link}"
+        time.sleep(0.5)
+    page.wait_for_url(re.compile(r".*/lab/tree/lectures/notebooks/02_attention\.ipynb.*"), timeout=120_000)
+    page.locator(".jp-NotebookPanel").first.wait_for(timeout=120_000)
+    shot(page, f"{role_of(demo, student)}_nbgitpuller")
+    assert pulled.stat().st_uid == demo.accounts[student].uid, "the pulled lectures are not the student's own"
+    assert not (pulled.parents[1] / "notebooks" / ASSIGNMENT).exists(), "the exercise's source was pulled"
 
 
 def check_scores(scores: dict, ada: str, bob: str, eve: str, lost: set[str], how: str) -> None:
