@@ -28,7 +28,7 @@ def _token(c: Canvas, x, y, s, fill="white", w=0.62, h=0.34, edge="0.3", **kw):
     c.box(x, y, w, h, s, fill=fill, edge=edge, fontsize=10, **kw)
 
 
-def _decoding_row(c: Canvas, y, step, x0=1.05, w=0.62, gap=0.08, dec_x=5.25, show_next=True):
+def _decoding_row(c: Canvas, y, step, x0=1.05, w=0.62, gap=0.08, dec_x=5.25):
     """One step as a row: the prefix read, the decoder, the token emitted; returns the emitted box's x."""
     prefix, new = decoding_prefix(step)
     c.text(0.1, y + 0.17, f"step {step}", fontsize=10, ha="left", color=NOTE)
