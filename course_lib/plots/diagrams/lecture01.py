@@ -7,6 +7,7 @@ the static version a page without a front end shows).
 
 from __future__ import annotations
 
+from ...errors import check_int
 from ..style import ATTEND_COLOR, BLOCKED_COLOR, COLORS
 from .canvas import Canvas
 
@@ -19,8 +20,7 @@ COURSE = "#2b6cb0"                                       # where this course sit
 
 def decoding_prefix(step: int) -> tuple[list[str], str]:
     """What the decoder reads at ``step`` (1-based) and the token it emits there."""
-    if not 1 <= step <= len(TARGET):
-        raise ValueError(f"step: expected 1 .. {len(TARGET)}, got {step}")
+    check_int("step", step, 1, len(TARGET))
     return ["<bos>", *TARGET[: step - 1]], TARGET[step - 1]
 
 
