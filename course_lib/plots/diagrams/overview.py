@@ -114,8 +114,8 @@ def draw_transformer():
 
 
 def draw_recurrence_vs_attention():
-    """Sequential steps: an RNN layer needs T dependent steps; a stack of n attention layers needs
-    n, each layer parallel over the positions; the price is the T x T attention matrix."""
+    """Sequential steps: an RNN layer needs T dependent steps; a stack of N attention layers needs
+    N, each layer parallel over the positions; the price is the T x T attention matrix."""
     c = Canvas(8.6, 3.95)
     c.title("Sequential steps: recurrence against self-attention")
     T, r = 5, 0.16
@@ -141,13 +141,13 @@ def draw_recurrence_vs_attention():
             if layer:
                 for u, xu in enumerate(xs):
                     c.line((xu, ys[layer - 1] + r * 0.85), (x, y - r * 0.85), color="0.6", lw=0.5)
-        c.text(xs[-1] + 0.3, y, ("inputs", "step 1", "step n")[layer], fontsize=9, ha="left", color=NOTE)
+        c.text(xs[-1] + 0.3, y, ("inputs", "step 1", "step N")[layer], fontsize=9, ha="left", color=NOTE)
     c.text(xs[-1] + 0.5, (ys[1] + ys[2]) / 2, "⋮", fontsize=10, color=NOTE)     # the layers in between
     for t, x in enumerate(xs):
         c.text(x, ys[0] - 0.36, f"$x_{t + 1}$", fontsize=10)
-    c.text(6.17, 3.3, "n self-attention layers", fontweight="bold")
+    c.text(6.17, 3.3, "N self-attention layers", fontweight="bold")
     c.text(6.17, 3.02, "one step per layer, all positions at once", fontsize=10, color=NOTE)
-    c.text(6.17, 0.62, "n sequential steps: O(n), not O(T)", fontsize=10)
+    c.text(6.17, 0.62, "N sequential steps: O(N), not O(T)", fontsize=10)
     c.text(4.3, 0.2, "The price: each layer and head builds a T × T matrix of scores, O(T²) time and memory.",
            fontsize=10, color="0.15")
     c.line((4.3, 0.8), (4.3, 3.4), color="0.8", lw=1.0)
