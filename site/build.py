@@ -32,6 +32,7 @@ EXERCISE = "07_exercise"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 DOC_ORDER = ["teachers_guide", "instructors", "rubric", "customising", "jupyterhub", "sandbox", "publishing",
              "notation", "course_lib", "development"]
+REFERENCE_DOCS = {"notation", "course_lib", "development"}      # the rest of docs/ is for instructors
 
 
 def lectures() -> list[Path]:
@@ -142,8 +143,8 @@ def index_page(stage: Path) -> str:
             "[the teacher's guide](docs/teachers_guide.md)." if (stage / "docs" / "teachers_guide.md").exists()
             else "[For instructors](docs/instructors.md)."), "",
         toc("Lectures", lecture_docs), toc("The exercise and the capstone", later_docs),
-        toc("For instructors", [f"docs/{p.stem}" for p in docs]),
-        toc("Reference", ["api", "open"]),
+        toc("For instructors", [f"docs/{p.stem}" for p in docs if p.stem not in REFERENCE_DOCS]),
+        toc("Reference", [f"docs/{p.stem}" for p in docs if p.stem in REFERENCE_DOCS] + ["api", "open"]),
     ])
 
 
