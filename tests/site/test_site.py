@@ -52,6 +52,18 @@ def test_a_page_per_notebook(site):
     assert "course_lib.attention.MultiHeadAttention" in (site / "api.html").read_text(), "no API reference"
 
 
+def test_practice_is_marked_and_its_solutions_are_behind_a_click(site):
+    for nb_path in site_build.lectures():
+        nb = json.loads(nb_path.read_text())
+        tagged = lambda tag: sum(tag in c.get("metadata", {}).get("tags", []) for c in nb["cells"])  # noqa: E731
+        html = (site / nb_path.relative_to(ROOT).with_suffix(".html")).read_text()
+        name = nb_path.name
+        assert html.count("tag_exercise") == tagged("exercise"), f"{name}: practice cells not marked"
+        solutions = re.findall(r"<details>\s*<summary>\s*Solution", html)
+        assert len(solutions) == tagged("solution"), f"{name}: {len(solutions)} collapsed solutions"
+        assert "<details open" not in html, f"{name}: a solution or answer shown open"
+
+
 def _solution_lines() -> set[str]:
     """Substantive lines of the exercise's solutions and hidden tests that a student's copy lacks
     (lines the notebook also shows outside those blocks, or that course_lib ships, are left out)."""
