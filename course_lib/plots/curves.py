@@ -131,12 +131,12 @@ def plot_probabilities(logits, labels: Sequence[str] | None = None, temperature:
     else:
         fig = ax.figure
     xs = np.arange(len(names))
-    ax.bar(xs, p, color=plt.get_cmap(WEIGHTS_CMAP)(0.35), width=0.7, zorder=2, label=f"T = {temperature:g}")
+    ax.bar(xs, p, color=plt.get_cmap(WEIGHTS_CMAP)(0.35), width=0.7, zorder=2, label=f"τ = {temperature:g}")
     top = p
     if reference_temperature is not None and reference_temperature != temperature:
         ref = _softmax(z, float(reference_temperature))
         ax.bar(xs, ref, width=0.7, fill=False, edgecolor="0.35", linestyle="--", linewidth=1.0, zorder=3,
-               label=f"T = {reference_temperature:g}")
+               label=f"τ = {reference_temperature:g}")
         ax.legend(loc="upper right")
         top = np.maximum(p, ref)
     for x_i, p_i, top_i in zip(xs, p, top):
@@ -147,7 +147,7 @@ def plot_probabilities(logits, labels: Sequence[str] | None = None, temperature:
     ax.set_ylim(0, 1.08)
     ax.set_ylabel("probability")
     entropy = float(-(p * np.log(np.clip(p, 1e-300, None))).sum())
-    ax.set_title(title or f"softmax(logits / T), T = {temperature:.3g}   (entropy {entropy:.2f} nats)")
+    ax.set_title(title or f"softmax(logits / τ), τ = {temperature:.3g}   (entropy {entropy:.2f} nats)")
     ax.grid(axis="y", alpha=0.3, zorder=0)
     ax.spines[["top", "right"]].set_visible(False)
     return fig, ax

@@ -55,14 +55,14 @@ def draw_embedding_output():
     c.cells(5.65, 1.55 - cell / 2, d, cell, COLORS["hidden"], edge="0.3")
     c.text(6.05, 1.15, "$h_t$ of “sat”", fontsize=9.5, va="top")
     c.arrow((6.05, 1.68), (6.05, 2.02))
-    c.cbox(6.05, 2.3, 1.25, 0.52, "$h_t E^\\top + b$", fill=COLORS["out"], fontsize=10)
+    c.cbox(6.05, 2.3, 1.1, 0.52, "$h_t E^\\top + b$", fill=COLORS["out"], fontsize=10)
     c.text(6.05, 2.75, "output layer\n(weights tied to E)", fontsize=9, color=NOTE, va="bottom")
     logits = np.array([-3.0, 0.4, 0.9, 0.2, 2.3, 1.1])
     probs = np.exp(logits) / np.exp(logits).sum()
-    c.arrow((6.7, 2.3), (7.05, 2.3))
-    c.text(6.88, 2.05, "softmax", fontsize=9, color=NOTE, va="top")
-    _bars(c, 7.55, 2.95, VOCAB, probs, length=0.75, highlight=int(np.argmax(probs)))
-    c.text(7.75, 3.32, "p(next token)", fontsize=9.5, fontweight="bold")
+    c.arrow((6.62, 2.3), (7.25, 2.3))
+    c.text(6.95, 2.2, "softmax", fontsize=9, color=NOTE, va="top")      # clear of the words on the right
+    _bars(c, 7.75, 2.95, VOCAB, probs, length=0.7, highlight=int(np.argmax(probs)))
+    c.text(7.9, 3.32, "p(next token)", fontsize=9.5, fontweight="bold")
     c.text(0.2, 0.45, "Tied weights (Press & Wolf 2017; Vaswani et al. 2017, section 3.4): the output layer "
            "reuses E,\nso a token's input vector and its output vector are the same learned vector.",
            fontsize=9.5, ha="left", color=NOTE)

@@ -43,7 +43,7 @@ def draw_encoder_layer():
     # the feed-forward network: one path per position, the same weights
     y = 2.68
     for t, x in enumerate(xs):
-        c.arrow((x, y), (x, y + 0.35))
+        c.arrow((x, 2.58), (x, y + 0.35))                 # from the Add & Norm box's top edge
         c.cbox(x, y + 0.63, 0.9, 0.55, "FFN", fill=COLORS["ffn"], edge="0.25")
         c.arrow((x, y + 0.91), (x, y + 1.22))
     y = 3.9
@@ -54,8 +54,8 @@ def draw_encoder_layer():
     # residual connections around both sublayers, on the left
     res = left - 0.35
     c.arrow((xs[0] - 0.4, 0.53), (res, 0.53), (res, 2.39), (left, 2.39), color=COLORS["residual"])
-    c.dot(left + 0.3, 2.63, color=COLORS["residual"])
-    c.arrow((left + 0.3, 2.63), (res + 0.12, 2.63), (res + 0.12, 4.09), (left, 4.09), color=COLORS["residual"])
+    c.dot(xs[0], 2.63, color=COLORS["residual"])      # the second residual leaves the stream above Add & Norm
+    c.arrow((xs[0], 2.63), (res + 0.12, 2.63), (res + 0.12, 4.09), (left, 4.09), color=COLORS["residual"])
     c.text(res - 0.08, 1.45, "residual", fontsize=9, color=COLORS["residual"], ha="right", rotation=90)
     # shapes and notes on the right
     notes = ((0.53, "(B, T, d_model) in"), (1.62, "positions mix here:\nevery query reads every key"),
@@ -74,13 +74,14 @@ def draw_feed_forward():
     ReLU applied to every position on its own."""
     c = Canvas(8.6, 4.5)
     c.title("Position-wise feed-forward: FFN(x) = max(0, x W₁ + b₁) W₂ + b₂")
-    d_model, d_ff, cell = 4, 12, 0.12
+    d_model, d_ff, cell = 4, 16, 0.1                      # d_ff = 4 d_model, as in the paper
     rng = np.random.default_rng(7)
     w1, b1 = rng.normal(size=(d_model, d_ff)) / 2, rng.normal(size=d_ff) * 0.2
     w2 = rng.normal(size=(d_ff, d_model)) / 3
-    xs = [3.1, 5.0, 6.9]
+    xs = [3.45, 5.3, 7.15]
     ys = {"x": 0.55, "h": 1.95, "y": 3.35}
-    labels = (("x", "$x_t$  (d_model)"), ("h", "max(0, $x_t W_1 + b_1$)  (d_ff)"), ("y", "$y_t = h_t W_2 + b_2$  (d_model)"))
+    labels = (("x", "$x_t$  (d_model)"), ("h", "$h_t$ = max(0, $x_t W_1 + b_1$)\n(d_ff = 4 · d_model)"),
+              ("y", "$y_t = h_t W_2 + b_2$  (d_model)"))
     for key, text in labels:
         c.text(0.15, ys[key] + cell / 2, text, fontsize=10, ha="left")
     for t, cx in enumerate(xs):

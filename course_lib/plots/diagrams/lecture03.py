@@ -1,0 +1,73 @@
+"""Lecture 03's own figures: dropout, where the paper applies it and what it does in training
+against evaluation."""
+
+from __future__ import annotations
+
+from ..style import COLORS
+from .canvas import Canvas
+
+NOTE = COLORS["note"]
+DROP = "#f3d9c4"          # dropout boxes
+
+
+def _flow_sublayer(c: Canvas, y: float):
+    """x -> Sublayer -> Dropout -> (+ x) -> LayerNorm, left to right, residual below."""
+    c.text(0.3, y, "x", fontsize=11, style="italic")
+    c.arrow((0.42, y), (0.62, y))
+    c.box(0.64, y - 0.2, 1.05, 0.4, "Sublayer", fill=COLORS["sublayer"])
+    c.arrow((1.71, y), (1.91, y))
+    c.box(1.93, y - 0.2, 0.9, 0.4, "Dropout", fill=DROP)
+    c.arrow((2.85, y), (3.02, y))
+    c.plus(3.15, y)
+    c.arrow((3.28, y), (3.45, y))
+    c.box(3.47, y - 0.2, 1.05, 0.4, "LayerNorm", fill=COLORS["norm"])
+    c.dot(0.52, y, color=COLORS["residual"])
+    c.arrow((0.52, y), (0.52, y - 0.42), (3.15, y - 0.42), (3.15, y - 0.13), color=COLORS["residual"], head=8)
+    c.text(1.85, y - 0.6, "residual", fontsize=9, color=COLORS["residual"])
+    c.text(2.45, y + 0.45, "each sublayer (attention, FFN)", fontsize=10, fontweight="bold")
+
+
+def _flow_input(c: Canvas, y: float):
+    """E[tokens] * sqrt(d_model) + PE -> Dropout -> first layer."""
+    c.box(4.88, y - 0.2, 1.37, 0.4, "√d_model · E[tok]", fill=COLORS["embed"])
+    c.arrow((6.27, y), (6.45, y))
+    c.plus(6.58, y)
+    c.box(6.18, y - 0.75, 0.8, 0.34, "PE", fill=COLORS["position"])
+    c.arrow((6.58, y - 0.41), (6.58, y - 0.13))
+    c.arrow((6.71, y), (6.88, y))
+    c.box(6.9, y - 0.2, 0.9, 0.4, "Dropout", fill=DROP)
+    c.arrow((7.82, y), (8.05, y))
+    c.text(8.1, y, "layer 1", fontsize=10, ha="left")
+    c.text(6.6, y + 0.45, "the encoder's input", fontsize=10, fontweight="bold")
+
+
+def draw_dropout():
+    """Dropout, P = 0.1 (Vaswani et al. 2017, section 5.4): on every sublayer's output before the
+    residual sum, and on the sum of embeddings and positions; in training it zeroes each entry with
+    probability P and scales the others by 1/(1 - P), in evaluation it does nothing."""
+    c = Canvas(8.8, 4.6)
+    c.title("Dropout, P = 0.1: where the paper applies it, and training against evaluation")
+    y = 3.55
+    _flow_sublayer(c, y)
+    _flow_input(c, y)
+    c.line((4.75, 2.75), (4.75, 4.05), color="0.8", lw=1.0)
+    c.line((0.2, 2.55), (8.6, 2.55), color="0.8", lw=1.0)
+    # what it does to a vector of ones
+    n, cell, x0 = 10, 0.46, 3.95
+    dropped = (3, 8)
+    rows = ((2.05, "x (ten features, all 1)", ["1"] * n, ["white"] * n),
+            (1.3, "training: each entry zeroed with\nprobability 0.1, the rest × 1/0.9",
+             ["0" if i in dropped else "1.11" for i in range(n)],
+             ["#d9d9d9" if i in dropped else DROP for i in range(n)]),
+            (0.55, "evaluation (model.eval()):\nthe identity", ["1"] * n, ["white"] * n))
+    for yy, label, values, fills in rows:
+        c.text(0.3, yy, label, fontsize=10, ha="left", va="center")
+        c.cells(x0, yy - cell / 2, n, cell, colors=fills, edge="0.4")
+        for i, v in enumerate(values):
+            c.text(x0 + (i + 0.5) * cell, yy, v, fontsize=10, color="0.15")
+    c.text(x0 + n * cell / 2, 0.12, "the mean stays 1 on average, so evaluation needs no rescaling",
+           fontsize=9.5, color=NOTE)
+    return c.fig
+
+
+FIGURES = {"dropout": draw_dropout}
