@@ -389,7 +389,7 @@ def pull_lectures(demo, page, student: str, shot) -> None:
         assert time.monotonic() < deadline, f"nbgitpuller did not pull the lectures for {student}: {link}"
         time.sleep(0.5)
     page.wait_for_url(re.compile(r".*/lab/tree/lectures/notebooks/02_attention\.ipynb.*"), timeout=120_000)
-    page.locator(".jp-NotebookPanel").first.wait_for(timeout=120_000)
+    page.locator(".jp-NotebookPanel .jp-MarkdownCell").first.wait_for(timeout=120_000)
     shot(page, f"{role_of(demo, student)}_nbgitpuller")
     assert pulled.stat().st_uid == demo.accounts[student].uid, "the pulled lectures are not the student's own"
     assert not (pulled.parents[1] / "notebooks" / ASSIGNMENT).exists(), "the exercise's source was pulled"
