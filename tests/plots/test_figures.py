@@ -17,7 +17,8 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted((ROOT / "noteb
 # the names fixed in the team plan: lectures reference them as ![...](../res/NAME.svg)
 EXPECTED = ["seq2seq", "transformer", "encoder_layer", "recurrence_vs_attention", "qkv", "attention_matrix",
             "multi_head", "feed_forward", "add_norm", "embedding_output", "embedding_plus_position",
-            "positional_waves", "padded_batch", "encoder_classifier"]
+            "positional_waves", "padded_batch", "encoder_classifier",
+            "permutation_blind", "rope_rotation"]                                   # lecture05.py
 
 IMAGE = re.compile(r"!\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 HTML_IMAGE = re.compile(r"<img[^>]*\bsrc\s*=\s*[\"']([^\"']+)[\"']", re.IGNORECASE)
