@@ -2,12 +2,17 @@
 
     Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V
 
-Mask conventions (the same as PyTorch's, so what you learn here transfers):
+Mask conventions (PyTorch's, so what you learn here transfers):
 
-* ``attn_mask`` is bool and **True = may attend**, as in ``torch.nn.functional.scaled_dot_product_attention``.
+* ``scaled_dot_product_attention``'s ``attn_mask`` is bool and **True = may attend**, as in
+  ``torch.nn.functional.scaled_dot_product_attention``.
+* ``MultiHeadAttention``'s ``allow_mask`` is the same kind of mask, **True = may attend**. It is
+  deliberately *not* called ``attn_mask``: ``nn.MultiheadAttention`` and ``nn.Transformer*`` read a
+  bool ``attn_mask`` the other way round, **True = not allowed**, so the same tensor under the same
+  name would silently invert a causal mask. Convert with ``course_lib.allow_to_torch_attn_mask``.
 * ``key_padding_mask`` is bool ``(B, T_k)`` and **True = padding (ignored)**, as in
   ``torch.nn.MultiheadAttention``.
-* Hugging Face and the Annotated Transformer use integer masks with **1 = keep**. Convert with
+* Hugging Face and the Annotated Transformer use masks with **1 = keep**. Convert with
   ``course_lib.hf_to_key_padding_mask`` rather than inverting by hand.
 
 A query row that may attend to no key at all (a sequence that is all padding) gets all-zero weights
@@ -77,7 +82,8 @@ class MultiHeadAttention(nn.Module):
     Shape:
         query: ``(B, T_q, d_model)``; key, value: ``(B, T_k, d_model)``
         key_padding_mask: bool ``(B, T_k)``, **True = padding** (as ``nn.MultiheadAttention``)
-        attn_mask: bool broadcastable to ``(B, num_heads, T_q, T_k)``, **True = may attend**
+        allow_mask: bool broadcastable to ``(B, num_heads, T_q, T_k)``, **True = may attend**
+            (SDPA's convention; ``nn.MultiheadAttention``'s ``attn_mask`` means the opposite)
         out: ``(B, T_q, d_model)``; weights: ``(B, num_heads, T_q, T_k)`` (None if ``need_weights=False``)
     """
 
@@ -109,7 +115,7 @@ class MultiHeadAttention(nn.Module):
         return x.transpose(1, 2).reshape(b, t, self.d_model)                        # (B, T, H * d_k)
 
     def forward(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
-                key_padding_mask: torch.Tensor | None = None, attn_mask: torch.Tensor | None = None,
+                key_padding_mask: torch.Tensor | None = None, allow_mask: torch.Tensor | None = None,
                 need_weights: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Attend from ``query`` to ``key``/``value``.
 
@@ -118,8 +124,8 @@ class MultiHeadAttention(nn.Module):
         ``F.scaled_dot_product_attention`` (the same numbers, faster, less memory) and returns
         ``(out, None)``.
         """
-        _check_forward_args(self, query, key, value, key_padding_mask, attn_mask)
-        mask = merge_masks(key_padding_mask, attn_mask)                             # True = may attend
+        _check_forward_args(self, query, key, value, key_padding_mask, allow_mask)
+        mask = merge_masks(key_padding_mask, allow_mask)                             # True = may attend
         p = self.dropout if self.training else 0.0
         if not need_weights:                                                        # the one fast path
             return self.fused_forward(query, key, value, mask, p), None
@@ -157,12 +163,12 @@ class MultiHeadAttention(nn.Module):
         return qkv.permute(2, 0, 3, 1, 4).unbind(0)                                 # 3 x (B, H, T, d_k)
 
 
-def merge_masks(key_padding_mask: torch.Tensor | None, attn_mask: torch.Tensor | None) -> torch.Tensor | None:
-    """One bool mask, True = may attend, from a padding mask (True = pad) and an ``attn_mask``."""
+def merge_masks(key_padding_mask: torch.Tensor | None, allow_mask: torch.Tensor | None) -> torch.Tensor | None:
+    """One bool mask, True = may attend, from a padding mask (True = pad) and an ``allow_mask``."""
     if key_padding_mask is None:
-        return attn_mask
+        return allow_mask
     mask = key_padding_to_attn_mask(key_padding_mask)                               # (B, 1, 1, T_k)
-    return mask if attn_mask is None else mask & attn_mask
+    return mask if allow_mask is None else mask & allow_mask
 
 
 def fused_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None,
@@ -193,7 +199,7 @@ def _check_attention_args(q, k, v, attn_mask) -> None:
     check_attn_mask(attn_mask, (*batch, q.shape[-2], k.shape[-2]))
 
 
-def _check_forward_args(mha: MultiHeadAttention, query, key, value, key_padding_mask, attn_mask) -> None:
+def _check_forward_args(mha: MultiHeadAttention, query, key, value, key_padding_mask, allow_mask) -> None:
     """MultiHeadAttention.forward's inputs: (B, T, d_model) tensors of one batch, masks that fit them."""
     check_features("query", query, mha.d_model)
     check_features("key", key, mha.d_model)
@@ -207,4 +213,4 @@ def _check_forward_args(mha: MultiHeadAttention, query, key, value, key_padding_
         raise CourseValueError(f"value: expected {key.shape[1]} positions (as key), got {describe(value)}")
     b, t_q, t_k = query.shape[0], query.shape[1], key.shape[1]
     check_key_padding_mask(key_padding_mask, b, t_k)
-    check_attn_mask(attn_mask, (b, mha.num_heads, t_q, t_k))
+    check_attn_mask(allow_mask, (b, mha.num_heads, t_q, t_k), name="allow_mask")

@@ -39,7 +39,8 @@ class EncoderLayer(nn.Module):
 
     Shape:
         x: ``(B, T, d_model)``; key_padding_mask: bool ``(B, T)``, **True = padding**;
-        attn_mask: bool broadcastable to ``(B, num_heads, T, T)``, **True = may attend**;
+        allow_mask: bool broadcastable to ``(B, num_heads, T, T)``, **True = may attend** (not
+        ``nn.TransformerEncoderLayer``'s ``src_mask``, where True = not allowed);
         output: ``(B, T, d_model)``, and the weights ``(B, num_heads, T, T)`` if ``return_attention``.
 
     Without ``return_attention`` the attention runs PyTorch's fused kernel (same numbers, less
@@ -58,21 +59,21 @@ class EncoderLayer(nn.Module):
         self.dropout1 = nn.Dropout(dropout)
         self.dropout2 = nn.Dropout(dropout)
 
-    def attend(self, x, key_padding_mask, attn_mask, need_weights):
+    def attend(self, x, key_padding_mask, allow_mask, need_weights):
         """Self-attention: ``x`` is the query, the key and the value (one tensor, so the fused path
         projects all three in one matrix product)."""
-        return self.self_attn(x, x, x, key_padding_mask=key_padding_mask, attn_mask=attn_mask,
+        return self.self_attn(x, x, x, key_padding_mask=key_padding_mask, allow_mask=allow_mask,
                               need_weights=need_weights)
 
     def forward(self, x: torch.Tensor, key_padding_mask: torch.Tensor | None = None,
-                attn_mask: torch.Tensor | None = None, return_attention: bool = False):
+                allow_mask: torch.Tensor | None = None, return_attention: bool = False):
         check_features("x", x, self.self_attn.d_model)                             # masks: in self_attn
         if self.norm_first:                                                        # pre-LN
-            a, weights = self.attend(self.norm1(x), key_padding_mask, attn_mask, return_attention)
+            a, weights = self.attend(self.norm1(x), key_padding_mask, allow_mask, return_attention)
             x = x + self.dropout1(a)                                               # (B, T, d_model)
             x = x + self.dropout2(self.ffn(self.norm2(x)))                         # (B, T, d_model)
         else:                                                                      # post-LN (the paper)
-            a, weights = self.attend(x, key_padding_mask, attn_mask, return_attention)
+            a, weights = self.attend(x, key_padding_mask, allow_mask, return_attention)
             x = self.norm1(x + self.dropout1(a))                                   # (B, T, d_model)
             x = self.norm2(x + self.dropout2(self.ffn(x)))                         # (B, T, d_model)
         return (x, weights) if return_attention else x
@@ -135,10 +136,10 @@ class Encoder(nn.Module):
         self.final_norm = nn.LayerNorm(d_model, eps=layer_norm_eps) if norm_first else nn.Identity()
 
     def forward(self, tokens: torch.Tensor, key_padding_mask: torch.Tensor | None = None,
-                attn_mask: torch.Tensor | None = None, return_attention: bool = False):
+                allow_mask: torch.Tensor | None = None, return_attention: bool = False):
         tokens, key_padding_mask = self.prepare_inputs(tokens, key_padding_mask)  # mask: True = padding
         x = self.embed(tokens)                                                      # (B, T, d_model)
-        return self.run_layers(x, key_padding_mask, attn_mask, return_attention)
+        return self.run_layers(x, key_padding_mask, allow_mask, return_attention)
 
     def embed(self, tokens: torch.Tensor) -> torch.Tensor:
         """``embedding(tokens) * sqrt(d_model)`` plus the positions: the first layer's input."""
@@ -151,7 +152,7 @@ class Encoder(nn.Module):
         return self.dropout(x)
 
     def run_layers(self, x: torch.Tensor, key_padding_mask: torch.Tensor | None = None,
-                   attn_mask: torch.Tensor | None = None, return_attention: bool = False):
+                   allow_mask: torch.Tensor | None = None, return_attention: bool = False):
         """The layer stack on embedded inputs ``x (B, T, d_model)``, then ``final_norm``.
 
         Returns ``(B, T, d_model)``, and with ``return_attention`` the list of each layer's weights
@@ -160,10 +161,10 @@ class Encoder(nn.Module):
         attentions = []
         for layer in self.layers:
             if return_attention:
-                x, weights = layer(x, key_padding_mask, attn_mask, return_attention=True)
+                x, weights = layer(x, key_padding_mask, allow_mask, return_attention=True)
                 attentions.append(weights)                                          # (B, H, T, T)
             else:
-                x = layer(x, key_padding_mask, attn_mask)                           # (B, T, d_model)
+                x = layer(x, key_padding_mask, allow_mask)                           # (B, T, d_model)
         x = self.final_norm(x)
         return (x, attentions) if return_attention else x
 

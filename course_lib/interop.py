@@ -3,6 +3,12 @@ function, and these helpers prove it by copying weights by the contract's names.
 
 ``nn.MultiheadAttention`` keeps W^Q, W^K and W^V stacked in one ``in_proj_weight``
 ``(3 * d_model, d_model)``, in that order; W^O is its ``out_proj``. The rest has the same names.
+
+Masks do not copy as they are. ``key_padding_mask`` means the same on both sides (True = padding),
+but course_lib's ``allow_mask`` is True = may attend, while ``nn.MultiheadAttention``'s bool
+``attn_mask`` (and ``nn.TransformerEncoderLayer``'s ``src_mask``) is True = NOT allowed: pass
+``course_lib.allow_to_torch_attn_mask(allow_mask)`` to torch (``tests/test_masks.py`` shows that an
+unconverted causal mask lets every query see only its future).
 """
 
 from __future__ import annotations

@@ -1,18 +1,32 @@
-"""Masks, and converters between the three conventions you will meet.
+"""Masks, and converters between the conventions you will meet.
 
-=================================  ==========  =============================================
-where                              dtype       meaning
-=================================  ==========  =============================================
-``nn.MultiheadAttention``,         bool        ``key_padding_mask``: **True = padding** (ignore)
+==================================  ==========  ==============================================
+where                               dtype       meaning
+==================================  ==========  ==============================================
+``nn.MultiheadAttention``,          bool        ``key_padding_mask``: **True = padding** (ignore)
+``nn.TransformerEncoder``
+(``src_key_padding_mask``),
 course_lib ``key_padding_mask``
 ``F.scaled_dot_product_attention``  bool        ``attn_mask``: **True = may attend**
-course_lib ``attn_mask``
-Hugging Face ``attention_mask``,   int (0/1)   **1 = keep** (a real token), 0 = padding
-the Annotated Transformer
-=================================  ==========  =============================================
+``attn_mask``, course_lib
+``scaled_dot_product_attention``'s
+``attn_mask`` and
+``MultiHeadAttention``'s
+``allow_mask``
+``nn.MultiheadAttention``,          bool        ``attn_mask``: **True = NOT allowed**, the
+``nn.Transformer*`` (``mask``,                  opposite of SDPA's ``attn_mask`` under the
+``src_mask``)                                   same name
+Hugging Face ``attention_mask``,    int (0/1)   **1 = keep** (a real token), 0 = padding
+the Annotated Transformer           bool        **True = keep** (``src != pad``)
+==================================  ==========  ==============================================
+
+A *float* mask is added to the scores in every library: 0 = attend, ``-inf`` = blocked.
 
 Use these helpers instead of inverting masks by hand: an inverted mask does not crash, it silently
-attends to padding.
+attends to padding, or lets a decoder see the future. That is why course_lib's
+``MultiHeadAttention`` calls its mask ``allow_mask``, not ``attn_mask``: copied to
+``nn.MultiheadAttention`` under torch's name, a causal mask would be read upside down; pass
+``allow_to_torch_attn_mask(allow_mask)`` there instead.
 """
 
 from __future__ import annotations
@@ -48,8 +62,10 @@ def padding_mask_from_lengths(lengths, max_len: int | None = None) -> torch.Tens
 def causal_mask(size: int, device=None) -> torch.Tensor:
     """A decoder's mask, bool ``(size, size)``, **True = may attend**: position t sees 0..t.
 
-    This is the ``attn_mask`` convention of ``F.scaled_dot_product_attention`` (pass it as
-    ``attn_mask``). An encoder does not use it: every token attends in both directions.
+    This is the convention of ``F.scaled_dot_product_attention``'s ``attn_mask`` and of
+    course_lib's ``allow_mask``. ``nn.MultiheadAttention`` wants the opposite:
+    pass it ``allow_to_torch_attn_mask(causal_mask(size))``. An encoder does not use a causal mask:
+    every token attends in both directions.
     """
     check_positive_int("size", size)
     return torch.ones(size, size, dtype=torch.bool, device=device).tril()
@@ -81,3 +97,24 @@ def key_padding_to_hf(key_padding_mask: torch.Tensor) -> torch.Tensor:
     """bool ``(B, T)`` True = padding -> Hugging Face's ``attention_mask``: long, **1 = keep**, 0 = padding."""
     check_bool_2d("key_padding_mask", key_padding_mask)
     return (~key_padding_mask).long()
+
+
+def allow_to_torch_attn_mask(allow_mask: torch.Tensor) -> torch.Tensor:
+    """course_lib's ``allow_mask`` (and SDPA's ``attn_mask``), bool **True = may attend** -> the bool
+    ``attn_mask`` of ``nn.MultiheadAttention`` and ``nn.Transformer*``, **True = not allowed**."""
+    _check_bool("allow_mask", allow_mask)
+    return ~allow_mask
+
+
+def torch_attn_mask_to_allow(attn_mask: torch.Tensor) -> torch.Tensor:
+    """The bool ``attn_mask`` of ``nn.MultiheadAttention``, **True = not allowed** -> course_lib's
+    ``allow_mask``, **True = may attend** (SDPA's convention)."""
+    _check_bool("attn_mask", attn_mask)
+    return ~attn_mask
+
+
+def _check_bool(name: str, mask) -> None:
+    check_tensor(name, mask)
+    if mask.dtype != torch.bool:
+        raise CourseTypeError(f"{name}: expected a bool mask, got {describe(mask)}; a float mask is added to "
+                              "the scores (0 = attend, -inf = blocked) and means the same in every library")

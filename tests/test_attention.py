@@ -168,15 +168,15 @@ def test_mha_matches_torch_multihead_attention(b, t_q, t_k, d_model, num_heads, 
     torch.testing.assert_close(fused, ref_out)
 
 
-def test_mha_attn_mask_matches_torch():
-    # course_lib's attn_mask is True = may attend; nn.MultiheadAttention's bool attn_mask is True = masked.
+def test_mha_allow_mask_matches_torch():
+    # course_lib's allow_mask is True = may attend; nn.MultiheadAttention's bool attn_mask is True = masked.
     mha = MultiHeadAttention(8, 2)
     ref = copy_to_torch_mha(mha)
     x = torch.randn(2, 5, 8)
     allowed = torch.rand(5, 5) > 0.4
     allowed.fill_diagonal_(True)
     kpm = torch.tensor([[False] * 5, [False, False, True, True, True]])
-    out, weights = mha(x, x, x, key_padding_mask=kpm, attn_mask=allowed)
+    out, weights = mha(x, x, x, key_padding_mask=kpm, allow_mask=allowed)
     ref_out, ref_w = ref(x, x, x, key_padding_mask=kpm, attn_mask=~allowed, average_attn_weights=False)
     keep = (allowed[None] & ~kpm[:, None, :]).any(-1)       # query rows with at least one key
     torch.testing.assert_close(out[keep], ref_out[keep])
@@ -187,7 +187,7 @@ FUSED_MASKS = {
     "none": lambda b, t: (None, None),
     "padding": lambda b, t: (random_mask(b, t, [t, max(1, t // 2), 1]), None),
     "all_padding_row": lambda b, t: (random_mask(b, t, [t, 0, 2]), None),
-    "attn_mask": lambda b, t: (None, torch.rand(t, t) > 0.5),         # some rows may have no key
+    "allow_mask": lambda b, t: (None, torch.rand(t, t) > 0.5),         # some rows may have no key
     "both": lambda b, t: (random_mask(b, t, [t, 0, 3]), torch.rand(b, 1, t, t) > 0.3),
 }
 
@@ -198,12 +198,12 @@ def test_fused_path_equals_explicit_path_with_gradients(mask_kind, dtype):
     torch.manual_seed(3)
     b, t, d_model = 3, 6, 16
     mha = MultiHeadAttention(d_model, 4).to(dtype).train()      # train mode, dropout 0
-    kpm, attn_mask = FUSED_MASKS[mask_kind](b, t)
+    kpm, allow_mask = FUSED_MASKS[mask_kind](b, t)
     x = torch.randn(b, t, d_model, dtype=dtype, requires_grad=True)
     results = []
     for need_weights in (True, False):
         mha.zero_grad()
-        out, _ = mha(x, x, x, key_padding_mask=kpm, attn_mask=attn_mask, need_weights=need_weights)
+        out, _ = mha(x, x, x, key_padding_mask=kpm, allow_mask=allow_mask, need_weights=need_weights)
         assert torch.isfinite(out).all()
         (g_x,) = torch.autograd.grad((out * torch.linspace(-1, 1, d_model, dtype=dtype)).sum(), x,
                                      retain_graph=True)
@@ -305,11 +305,11 @@ def _x(*shape, dtype=torch.float32):
     ((_x(2, 5, 8),) * 3, dict(key_padding_mask=torch.ones(2, 5, dtype=torch.long)), CourseTypeError,
      r"^key_padding_mask: expected bool of shape \(2, 5\) with True = padding, got torch.int64.*ambiguous"),
     ((_x(2, 5, 8),) * 3, dict(key_padding_mask=[[0] * 5] * 2), CourseTypeError, r"^key_padding_mask: expected a torch.Tensor"),
-    ((_x(2, 5, 8),) * 3, dict(attn_mask=torch.ones(4, 5, dtype=torch.bool)), CourseValueError,
-     r"^attn_mask: expected a bool mask broadcastable to \(2, 2, 5, 5\), got torch.bool of shape \(4, 5\)"),
-    ((_x(2, 5, 8),) * 3, dict(attn_mask=torch.ones(3, 1, 5, 5, dtype=torch.bool)), CourseValueError,
-     r"^attn_mask: expected a bool mask broadcastable"),
-    ((_x(2, 5, 8),) * 3, dict(attn_mask=torch.zeros(5, 5)), CourseTypeError, r"^attn_mask: expected bool with True = may attend"),
+    ((_x(2, 5, 8),) * 3, dict(allow_mask=torch.ones(4, 5, dtype=torch.bool)), CourseValueError,
+     r"^allow_mask: expected a bool mask broadcastable to \(2, 2, 5, 5\), got torch.bool of shape \(4, 5\)"),
+    ((_x(2, 5, 8),) * 3, dict(allow_mask=torch.ones(3, 1, 5, 5, dtype=torch.bool)), CourseValueError,
+     r"^allow_mask: expected a bool mask broadcastable"),
+    ((_x(2, 5, 8),) * 3, dict(allow_mask=torch.zeros(5, 5)), CourseTypeError, r"^allow_mask: expected bool with True = may attend"),
 ])
 @pytest.mark.parametrize("need_weights", [True, False])
 def test_mha_forward_errors(inputs, kwargs, error, match, need_weights):

@@ -232,14 +232,14 @@ def test_encoder_default_mask_is_tokens_equal_pad_id():
     torch.testing.assert_close(encoder(no_padding), encoder(no_padding, return_attention=True)[0])
 
 
-def test_encoder_attn_mask_is_passed_to_every_layer():
+def test_encoder_allow_mask_is_passed_to_every_layer():
     encoder = make_encoder()
     tokens = torch.randint(1, 20, (2, 5))
     allowed = torch.ones(5, 5, dtype=torch.bool).tril()
-    out, attentions = encoder(tokens, attn_mask=allowed, return_attention=True)
+    out, attentions = encoder(tokens, allow_mask=allowed, return_attention=True)
     for weights in attentions:
         assert (weights[..., ~allowed] == 0).all()
-    torch.testing.assert_close(encoder(tokens, attn_mask=allowed), out)
+    torch.testing.assert_close(encoder(tokens, allow_mask=allowed), out)
 
 
 EXPECTED_ENCODER_KEYS = {
@@ -395,8 +395,8 @@ def test_layer_constructor_errors(kwargs, error, match):
      r"^key_padding_mask: expected bool of shape \(2, 5\), got torch.bool of shape \(2, 4\)"),
     (torch.randn(2, 5, 8), dict(key_padding_mask=torch.zeros(2, 5, dtype=torch.long)), CourseTypeError,
      r"^key_padding_mask: expected bool .*ambiguous"),
-    (torch.randn(2, 5, 8), dict(attn_mask=torch.ones(2, 3, 5, 5, dtype=torch.bool)), CourseValueError,
-     r"^attn_mask: expected a bool mask broadcastable to \(2, 2, 5, 5\)"),
+    (torch.randn(2, 5, 8), dict(allow_mask=torch.ones(2, 3, 5, 5, dtype=torch.bool)), CourseValueError,
+     r"^allow_mask: expected a bool mask broadcastable to \(2, 2, 5, 5\)"),
 ])
 @pytest.mark.parametrize("return_attention", [False, True])
 def test_layer_forward_errors(x, kwargs, error, match, return_attention):
@@ -417,8 +417,8 @@ def test_layer_forward_errors(x, kwargs, error, match, return_attention):
      r"^key_padding_mask: expected bool of shape \(2, 3\)"),
     (torch.ones(2, 3, dtype=torch.long), dict(key_padding_mask=torch.ones(2, 3, dtype=torch.long)), CourseTypeError,
      r"^key_padding_mask: expected bool .*ambiguous"),
-    (torch.ones(2, 3, dtype=torch.long), dict(attn_mask=torch.ones(4, 4, dtype=torch.bool)), CourseValueError,
-     r"^attn_mask: expected a bool mask broadcastable to \(2, 4, 3, 3\)"),
+    (torch.ones(2, 3, dtype=torch.long), dict(allow_mask=torch.ones(4, 4, dtype=torch.bool)), CourseValueError,
+     r"^allow_mask: expected a bool mask broadcastable to \(2, 4, 3, 3\)"),
 ])
 @pytest.mark.parametrize("return_attention", [False, True])
 def test_encoder_forward_errors(tokens, kwargs, error, match, return_attention):

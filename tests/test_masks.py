@@ -6,8 +6,9 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course_lib import (CourseTypeError, CourseValueError, MultiHeadAttention, causal_mask, hf_to_key_padding_mask,
-                        key_padding_to_attn_mask, key_padding_to_hf, padding_mask_from_lengths)
+from course_lib import (CourseTypeError, CourseValueError, MultiHeadAttention, allow_to_torch_attn_mask, causal_mask,
+                        copy_attention_to_torch, hf_to_key_padding_mask, key_padding_to_attn_mask, key_padding_to_hf,
+                        padding_mask_from_lengths, torch_attn_mask_to_allow)
 
 PROPERTY = settings(max_examples=30, deadline=None, derandomize=True)
 
@@ -60,8 +61,8 @@ def test_key_padding_to_attn_mask_agrees_with_multi_head_attention():
     x = torch.randn(2, 5, 8)
     kpm = padding_mask_from_lengths([5, 2])
     with_kpm, _ = mha(x, x, x, key_padding_mask=kpm)
-    with_attn_mask, _ = mha(x, x, x, attn_mask=key_padding_to_attn_mask(kpm))
-    torch.testing.assert_close(with_kpm, with_attn_mask)
+    with_allow_mask, _ = mha(x, x, x, allow_mask=key_padding_to_attn_mask(kpm))
+    torch.testing.assert_close(with_kpm, with_allow_mask)
 
 
 def test_hf_conversions():
@@ -88,3 +89,39 @@ def test_hf_to_key_padding_mask_errors(mask, error, match):
 def test_key_padding_converters_errors(function, mask):
     with pytest.raises(CourseTypeError, match=r"^key_padding_mask: expected bool of shape \(batch, seq\) with True = padding"):
         function(mask)
+
+
+def test_causal_mask_copied_to_nn_multihead_attention_needs_converting():
+    # course_lib's allow_mask is True = may attend; nn.MultiheadAttention's bool attn_mask is
+    # True = NOT allowed. The same causal tensor passed to both gives different outputs; converted,
+    # the same. This is why the argument is called allow_mask and not attn_mask.
+    torch.manual_seed(0)
+    d_model, heads, t = 16, 4, 6
+    ours = MultiHeadAttention(d_model, heads).eval()
+    ref = copy_attention_to_torch(ours, torch.nn.MultiheadAttention(d_model, heads, batch_first=True).eval())
+    x = torch.randn(2, t, d_model)
+    causal = causal_mask(t)                                                    # True = may attend
+    with torch.no_grad():
+        out, weights = ours(x, x, x, allow_mask=causal)
+        right, right_w = ref(x, x, x, attn_mask=allow_to_torch_attn_mask(causal), average_attn_weights=False)
+        wrong, wrong_w = ref(x, x, x, attn_mask=causal, average_attn_weights=False)   # not converted
+    torch.testing.assert_close(out, right)
+    torch.testing.assert_close(weights, right_w)
+    assert (weights[..., ~causal] == 0).all()                                  # no query sees its future
+    # unconverted, torch reads the causal mask upside down: each query sees only its future (the
+    # last query nothing at all, a NaN row), and the outputs differ everywhere else
+    assert torch.isnan(wrong[:, -1]).all()
+    assert (wrong_w[:, :, :-1][..., causal[:-1]] == 0).all()
+    assert (wrong[:, :-1] - out[:, :-1]).abs().max() > 0.1
+    with pytest.raises(TypeError, match="attn_mask"):
+        ours(x, x, x, attn_mask=causal)                                        # torch's name is refused
+
+
+def test_torch_attn_mask_converters_round_trip():
+    allow = torch.rand(3, 5, 5) > 0.5
+    torch_mask = allow_to_torch_attn_mask(allow)
+    assert torch.equal(torch_mask, ~allow) and torch.equal(torch_attn_mask_to_allow(torch_mask), allow)
+    with pytest.raises(CourseTypeError, match=r"^allow_mask: expected a bool mask, got torch.float32"):
+        allow_to_torch_attn_mask(allow.float())
+    with pytest.raises(CourseTypeError, match=r"^attn_mask: expected a bool mask, got torch.int64"):
+        torch_attn_mask_to_allow(allow.long())
