@@ -22,11 +22,12 @@ mistake, each followed by its check, and asserts both lines.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
 
-__all__ = ["passed", "failed", "unanswered", "attempt", "same_tensor"]
+__all__ = ["check", "passed", "failed", "unanswered", "attempt", "same_tensor"]
 
 PASS, FAIL = "✓", "✗"
 
@@ -41,6 +42,18 @@ def failed(what: str, where: str | None = None) -> bool:
     """Print what is wrong and where to look, on one line; returns False."""
     print(f"{FAIL} {what}" + (f" ({where})" if where else ""))
     return False
+
+
+def check(fn):
+    """Make ``fn`` a practice check: it prints its one line and returns None, so a check cell shows
+    that line and nothing else; an error inside the check becomes a ✗ line, never a traceback."""
+    @functools.wraps(fn)
+    def run(*args, **kwargs) -> None:
+        try:
+            fn(*args, **kwargs)
+        except Exception as exc:  # a check reports, it never raises
+            failed(f"the check could not read your answer ({type(exc).__name__}: {exc})", "the exercise cell")
+    return run
 
 
 def unanswered(value) -> bool:

@@ -5,25 +5,16 @@ Each check prints one line, ``✓ ...`` or ``✗ what is wrong (where to look)``
 
 from __future__ import annotations
 
-import functools
 import numbers
 
-from . import attempt, failed, passed, unanswered
+from . import attempt, check, failed, passed, unanswered
 
 __all__ = ["check_shift_right", "check_decoder_passes", "check_longer_sentence", "check_crossover"]
 
 BOS = "<bos>"
 
 
-def _prints_only(check):
-    """The check prints its line and returns None, so a check cell shows that line and nothing else."""
-    @functools.wraps(check)
-    def run(*args, **kwargs) -> None:
-        check(*args, **kwargs)
-    return run
-
-
-@_prints_only
+@check
 def check_shift_right(shift_right) -> bool:
     """Write: ``shift_right(target)`` returns the decoder's inputs under teacher forcing."""
     where = "your my_shift_right"
@@ -51,7 +42,7 @@ def check_shift_right(shift_right) -> bool:
         return failed(f"the check could not read your answer ({type(exc).__name__}: {exc})", where)
 
 
-@_prints_only
+@check
 def check_decoder_passes(at_inference, in_training, target_length: int = 5) -> bool:
     """Predict: decoder passes to generate a target at inference, and to score it with teacher forcing."""
     where = "the two numbers in the exercise cell"
@@ -72,7 +63,7 @@ def check_decoder_passes(at_inference, in_training, target_length: int = 5) -> b
         return failed(f"the check could not read your answer ({type(exc).__name__}: {exc})", where)
 
 
-@_prints_only
+@check
 def check_longer_sentence(T_long, rnn_reach, attention_reach, T_before: int = 12) -> bool:
     """Change and observe: on a longer sentence the RNN's last output feels its first input even less."""
     where = "the first line of the exercise cell"
@@ -93,7 +84,7 @@ def check_longer_sentence(T_long, rnn_reach, attention_reach, T_before: int = 12
         return failed(f"the check could not read your answer ({type(exc).__name__}: {exc})", "the exercise cell")
 
 
-@_prints_only
+@check
 def check_crossover(crossover_T, cheaper_at_100, d: int = 128) -> bool:
     """Predict: where the FLOP counts 4 T d² (RNN) and 4 T² d (attention) cross, for a width ``d``."""
     where = "the exercise cell"

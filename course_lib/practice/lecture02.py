@@ -6,25 +6,16 @@ in a cell shows only that line) and never raises.
 
 from __future__ import annotations
 
-import functools
 import math
 
 import torch
 
-from . import attempt, failed, passed, unanswered
+from . import attempt, check, failed, passed, unanswered
 
 __all__ = ["check_prediction", "check_no_scaling", "check_additive_scores"]
 
 
-def _prints_only(check):
-    """The check prints its line and returns None, so that a bare call in a cell shows nothing else."""
-    @functools.wraps(check)
-    def run(*args, **kwargs) -> None:
-        check(*args, **kwargs)
-    return run
-
-
-@_prints_only
+@check
 def check_prediction(prediction, q: torch.Tensor, keys: dict) -> bool:
     """Predict-then-run: which key gets the most attention from ``q``? ``prediction`` is its name."""
     try:
@@ -48,7 +39,7 @@ def check_prediction(prediction, q: torch.Tensor, keys: dict) -> bool:
         return failed(f"the check could not read your answer ({type(exc).__name__}: {exc})", "the exercise cell")
 
 
-@_prints_only
+@check
 def check_no_scaling(scale, largest, q: torch.Tensor, K: torch.Tensor) -> bool:
     """Change-and-observe: with ``scale = 1`` (no division by sqrt(d_k)) the softmax saturates."""
     try:
@@ -80,7 +71,7 @@ def _reference_additive(q, K, W_a, U_a, v_a):
     return torch.tanh(q @ W_a + K @ U_a) @ v_a                  # (T_k,)
 
 
-@_prints_only
+@check
 def check_additive_scores(additive_scores) -> bool:
     """Write: Bahdanau's additive score ``e_j = tanh(q W_a + k_j U_a) · v_a`` for every key row."""
     where = "your additive_scores, against the formula above"

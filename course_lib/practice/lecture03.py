@@ -6,19 +6,11 @@ a check cell shows that line and nothing else.
 
 from __future__ import annotations
 
-import functools
 
 import torch
 import torch.nn.functional as F
 
-from . import attempt, failed, passed, unanswered
-
-def _quiet(check):
-    """``check`` without its return value: the notebook's check cell shows the printed line only."""
-    @functools.wraps(check)
-    def wrapper(*args, **kwargs) -> None:
-        check(*args, **kwargs)
-    return wrapper
+from . import attempt, check, failed, passed, unanswered
 
 
 __all__ = ["check_residual_prediction", "check_layer_norm", "check_eval_mode"]
@@ -26,7 +18,7 @@ __all__ = ["check_residual_prediction", "check_layer_norm", "check_eval_mode"]
 CHOICES = ("x", "zeros", "2x")
 
 
-@_quiet
+@check
 def check_residual_prediction(prediction, residual_out, x) -> bool:
     """The student predicted what ``x + sublayer(x)`` is when the sublayer outputs zeros."""
     if unanswered(prediction):
@@ -48,7 +40,7 @@ def check_residual_prediction(prediction, residual_out, x) -> bool:
                   "gradient passes straight through")
 
 
-@_quiet
+@check
 def check_layer_norm(fn) -> bool:
     """The student's ``my_layer_norm(x, eps)`` against ``F.layer_norm`` without gamma and beta."""
     where = "my_layer_norm"
@@ -89,7 +81,7 @@ def check_layer_norm(fn) -> bool:
                   "(look at var and the division)", where)
 
 
-@_quiet
+@check
 def check_eval_mode(layer, x, out) -> bool:
     """The student switched a dropout layer to evaluation mode and ran ``out = layer(x)``."""
     try:

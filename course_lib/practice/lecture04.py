@@ -6,24 +6,16 @@ a check cell shows that line and nothing else.
 
 from __future__ import annotations
 
-import functools
 
 import torch
 
-from . import failed, passed, same_tensor, unanswered
-
-def _quiet(check):
-    """``check`` without its return value: the notebook's check cell shows the printed line only."""
-    @functools.wraps(check)
-    def wrapper(*args, **kwargs) -> None:
-        check(*args, **kwargs)
-    return wrapper
+from . import check, failed, passed, same_tensor, unanswered
 
 
 __all__ = ["check_embed_by_matmul", "check_cold_softmax", "check_temperature"]
 
 
-@_quiet
+@check
 def check_embed_by_matmul(fn) -> bool:
     """The student's ``embed_by_matmul(ids, table)``: one-hot rows times the table."""
     where = "embed_by_matmul"
@@ -48,7 +40,7 @@ def check_embed_by_matmul(fn) -> bool:
     return passed("one-hot rows times E select rows of E: the same numbers as the look-up table[ids]")
 
 
-@_quiet
+@check
 def check_cold_softmax(prediction, p_cold, words) -> bool:
     """The student predicted what softmax(z / tau) becomes as tau -> 0."""
     choices = ("argmax", "uniform", "unchanged")
@@ -67,7 +59,7 @@ def check_cold_softmax(prediction, p_cold, words) -> bool:
                   "tau = 0.01; tau -> 0 is the argmax")
 
 
-@_quiet
+@check
 def check_temperature(tau, p, words) -> bool:
     """The student chose a temperature at which the top candidate gets at least 90 % of the mass."""
     if unanswered(tau):
