@@ -31,7 +31,8 @@ from course_lib.grading.checks import REFERENCES, PartFailed, check, reference_d
 from course_lib.grading.harness import run_case
 from course_lib.grading.judging import judge_case, position_blind_ceiling
 from course_lib.grading.mistakes import MISTAKES, reference_outputs
-from course_lib.grading.parts import CONTRACT_PARTS, NAMES, PARTS
+from course_lib.grading.parts import CONTRACT_PARTS, NAMES, NUMBERS, PARTS
+from course_lib.grading.points import points, set_points, text_points, written
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from exercise_corpus.submissions import MISTAKES as CORPUS_MISTAKES  # noqa: E402
@@ -210,3 +211,36 @@ def test_no_second_implementation_in_grading():
         text = path.read_text()
         for pattern in (r"softmax\(", r"layer_norm\(", r"1e-5", r"1e-05", r"10000\s*\*\*", r"\bsin\(", r"\bcos\("):
             assert not re.search(pattern, text), (path.name, pattern)
+
+
+def test_points_come_from_the_metadata_and_the_text_agrees(source):
+    """nbgrader grades with the test cells' metadata; the introduction's table and each heading show it."""
+    auto, by_hand = points(source), written(source)
+    assert set(auto) == set(PARTS) and all(v > 0 for v in auto.values()) and len(by_hand) == 5
+    shown = text_points(source)
+    for part, value in auto.items():
+        assert shown[NUMBERS[part]] == (value, value), part
+    assert shown[len(PARTS) + 1] == (sum(by_hand.values()),) * 2
+
+
+def test_points_command_changes_metadata_and_text(tmp_path):
+    path = tmp_path / "exercise.ipynb"
+    shutil.copy(SOURCE, path)
+    env = {"PATH": f"{BIN}:/usr/bin:/bin", "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-m", "course_lib.grading", "points", str(path), "multi_head_attention=5",
+                           "feed_forward=2.5", "answer_reverser=3"], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    nb = nbformat.read(path, as_version=4)
+    assert points(nb)["multi_head_attention"] == 5 and points(nb)["feed_forward"] == 2.5
+    assert written(nb)["answer_reverser"] == 3
+    shown = text_points(nb)
+    assert shown[3] == (5, 5) and shown[4] == (2.5, 2.5) and shown[9] == (11, 11)
+    assert "autograded 21.5, by hand 11, total 32.5" in proc.stdout
+    before = nbformat.read(SOURCE, as_version=4)
+    changed = [i for i, (a, b) in enumerate(zip(before.cells, nb.cells)) if a != b]
+    assert len(before.cells) == len(nb.cells) and len(changed) == 7           # intro, 3 headings, 3 cells' metadata
+    with pytest.raises(ValueError, match="not a part"):
+        set_points(nb, {"attention_typo": 3})
+    bad = subprocess.run([sys.executable, "-m", "course_lib.grading", "points", str(path), "attention=-1"],
+                         capture_output=True, text=True, env=env, timeout=60)
+    assert bad.returncode == 2 and "points must be >= 0" in bad.stderr
