@@ -93,14 +93,26 @@ def test_visible_cases_cover_every_family(source):
 
 
 @pytest.mark.parametrize("name,edits,lost", CORPUS_MISTAKES, ids=[m[0] for m in CORPUS_MISTAKES])
-def test_each_one_bug_submission_fails_a_visible_test(source, name, edits, lost):
+def test_each_one_bug_submission_fails_a_visible_and_a_hidden_test(source, name, edits, lost):
     good = solved(source, source)
     bad = apply(good, edits)
+    seeds = hidden_seeds(source)
     for part in lost:
         candidate = define(bad, part, NAMES[part])
-        with pytest.raises(PartFailed) as failure:
-            check(part, candidate)
-        assert failure.value.line.startswith(f"Part {PARTS.index(part) + 1}: ")
+        for seed in (None, seeds[part]):
+            with pytest.raises(PartFailed) as failure:
+                check(part, candidate, hidden_seed=seed)
+            assert failure.value.line.startswith(f"Part {PARTS.index(part) + 1}: ")
+            assert ("hidden case" in failure.value.line) == (seed is not None)
+
+
+def test_the_model_answer_counts_with_course_lib(source):
+    """9.4's model answer quotes the base model's size as course_lib's Encoder has it."""
+    answer = next("".join(c.source) for c in source.cells if c.metadata.get("nbgrader", {}).get("grade_id")
+                  == "answer_parameters")
+    base = course_lib.Encoder(37000, 512, 8, 2048, 6)
+    count = course_lib.count_parameters(base)
+    assert f"{count:,}" in answer and f"({count / 1e6:.1f} M)" in answer
 
 
 @pytest.mark.parametrize("part", CONTRACT_PARTS)
