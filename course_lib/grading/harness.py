@@ -70,11 +70,6 @@ def _load(module, state: dict, what: str) -> None:
     """Load the case's weights; report missing keys, and extra ones (the contract adds nothing to the
     state_dict: a table that is not a weight, such as the positional table, is a non-persistent buffer)."""
     own = module.state_dict()
-    extra = sorted(k for k in own if k not in state)
-    if extra:
-        raise ResultError(f"{what}: the state_dict has keys the contract does not have: {extra[:4]}"
-                          f"{' ...' if len(extra) > 4 else ''} (a buffer that is not a weight is registered with "
-                          "persistent=False)")
     missing = [k for k in state if k not in own]
     if missing:
         more = " ..." if len(missing) > 4 else ""
@@ -82,6 +77,11 @@ def _load(module, state: dict, what: str) -> None:
             f"{what}: the state_dict has no {missing[:4]}{more} (its keys are {sorted(own)[:8]}"
             f"{' ...' if len(own) > 8 else ''}); use the attribute names of the contract so the "
             "reference weights can be loaded")
+    extra = sorted(k for k in own if k not in state)
+    if extra:
+        raise ResultError(f"{what}: the state_dict has keys the contract does not have: {extra[:4]}"
+                          f"{' ...' if len(extra) > 4 else ''} (the contract adds no parameters, and a table "
+                          "that is not a weight is a buffer registered with persistent=False)")
     for k, v in state.items():
         if tuple(own[k].shape) != tuple(v.shape):
             raise ResultError(f"{what}: parameter '{k}' has shape {tuple(own[k].shape)}, expected {tuple(v.shape)}")

@@ -135,8 +135,9 @@ def _generic(case: Case, outputs: dict, want: dict) -> str:
     elif case.kwargs.get("norm_first"):
         hint = " This case uses norm_first=True (pre-LN): look at what your Encoder does differently for pre-LN."
     if case.part == "parameter_count":
-        return (f"the count is off by {outputs[worst].item() - want[worst].item():+.0f}. Count every nn.Linear "
-                "(weight and bias), both LayerNorms of each layer, the embedding, and final_norm for pre-LN.")
+        return (f"the count is off by {outputs[worst].item() - want[worst].item():+.0f}: look at which parameters "
+                "your formula counts; the Encoder has every nn.Linear (weight and bias), both LayerNorms of each "
+                "layer, the embedding, and final_norm only for pre-LN.")
     return f"'{worst}' differs from the reference by up to {size:.4g} (tolerance {ATOL:g}).{hint}"
 
 

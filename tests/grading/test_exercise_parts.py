@@ -35,6 +35,7 @@ from course_lib.grading.parts import CONTRACT_PARTS, NAMES, NUMBERS, PARTS
 from course_lib.grading.points import points, set_points, text_points, written
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from exercise_corpus.submissions import CHEATS, FAULTS  # noqa: E402
 from exercise_corpus.submissions import MISTAKES as CORPUS_MISTAKES  # noqa: E402
 from exercise_corpus.submissions import apply, define, solved  # noqa: E402
 
@@ -73,10 +74,18 @@ def _reference(nb, part):
 
 @pytest.mark.parametrize("part", PARTS)
 def test_reference_passes_visible_and_hidden(source, part):
+    """The source notebook's solution passes its checks; course_lib's reference (which the checks
+    refuse as a submission: it is not the student's own) passes the judge on the same cases."""
     seeds = hidden_seeds(source)
     assert set(seeds) == set(PARTS) and all(2 ** 32 <= s < 2 ** 64 for s in seeds.values())
-    check(part, _reference(source, part))
-    check(part, _reference(source, part), hidden_seed=seeds[part])
+    solution = define(source, part, NAMES[part])
+    check(part, solution)
+    check(part, solution, hidden_seed=seeds[part])
+    if part in REFERENCES:
+        with pytest.raises(PartFailed, match="course_lib's own"):
+            check(part, REFERENCES[part])
+        for case in make_cases(part) + make_cases(part, seeds[part]):
+            assert judge_case(case, run_case(case, REFERENCES[part])) is None, case.label
 
 
 def test_visible_cases_cover_every_family(source):
@@ -136,6 +145,23 @@ def test_parameter_count_mistakes_are_named():
     case = make_cases("parameter_count")[1]                                   # pre-LN: every mistake shows
     for how, message in MISTAKES["parameter_count"]:
         assert message in judge_case(case, reference_outputs(case, **how))
+
+
+def test_the_from_scratch_rules_fail_a_visible_check(source):
+    """A cell that delegates to torch's or course_lib's attention fails the notebook's own check, as the
+    grader fails it (the same rules, and tripwires on torch's ready-made attention)."""
+    good = solved(source, source)
+    for name, edits, lost in CHEATS + [f for f in FAULTS if f[0] == "import_os"]:
+        bad = apply(good, edits)
+        for part in lost:
+            candidate = define(bad, part, NAMES[part], as_cell=True)
+            if name in ("patch_everything", "patch_inside_solution_cell", "test_cells_edited", "test_cell_deleted"):
+                continue                                    # a wrong part behind a cheat: its own bug fails it
+            with pytest.raises(PartFailed, match="ready-made attention|course_lib's own|may import only") as failure:
+                check(part, candidate)
+            assert failure.value.line.startswith(f"Part {PARTS.index(part) + 1}: "), (name, failure.value.line)
+    for part in PARTS:                                      # a right cell, seen as a cell, passes
+        check(part, define(good, part, NAMES[part], as_cell=True))
 
 
 def test_hidden_messages_do_not_reveal_inputs(source):
