@@ -126,7 +126,8 @@ def _cell_source(candidate) -> str | None:
     codes = [candidate.__code__] if hasattr(candidate, "__code__") else [
         f.__code__ for f in vars(candidate).values() if hasattr(f, "__code__")] if isinstance(candidate, type) else []
     for code in codes:
-        lines = linecache.getlines(code.co_filename)
+        name = code.co_filename                  # a cell: not on disk, or dumped there by the debugger
+        lines = linecache.getlines(name) if not os.path.isfile(name) or "ipykernel_" in name else []
         if lines:
             return "".join(lines)
     return None

@@ -97,8 +97,14 @@ def test_visible_cases_cover_every_family(source):
             not torch.equal(visible[0].inputs[k], hidden[0].inputs[k]) for k in visible[0].inputs)
     families = {c.family for p in PARTS for c in make_cases(p)}
     for needed in ("pre-LN with padding", "pre-LN (final_norm)", "cross-attention, T_q != T_k, with padding",
-                   "dropout > 0 in eval mode", "T_q != T_k, d_v != d_k, a bool mask"):
+                   "dropout > 0 in eval mode", "T_q != T_k, d_v != d_k, a bool mask",
+                   "pad_id != 0, padding from pad_id"):
         assert needed in families
+    for part in ("multi_head_attention", "feed_forward", "encoder_layer", "encoder"):   # every dropout rule
+        assert any(c.training and c.kwargs["dropout"] > 0 for c in make_cases(part)), part
+    case = next(c for c in make_cases("encoder") if c.family == "pad_id != 0, padding from pad_id")
+    pad = case.inputs["tokens"] == case.kwargs["pad_id"]
+    assert case.kwargs["pad_id"] != 0 and pad.any() and (case.inputs["tokens"][~pad] == 0).any()
 
 
 @pytest.mark.parametrize("name,edits,lost", CORPUS_MISTAKES, ids=[m[0] for m in CORPUS_MISTAKES])
