@@ -1,5 +1,5 @@
 """``python -m course_lib.grading autograde ASSIGNMENT [nbgrader autograde options] [--jobs N]``, and
-``python -m course_lib.grading new-seeds NOTEBOOK``."""
+``python -m course_lib.grading new-seeds NOTEBOOK`` and ``python -m course_lib.grading points [NOTEBOOK] [PART=N ...]``."""
 
 import sys
 
@@ -12,7 +12,13 @@ in a sandboxed process (see course_lib/grading/autograde.py). Run it from the co
        python -m course_lib.grading new-seeds [NOTEBOOK]
 
 Give the hidden tests of the source notebook (default notebooks/07_exercise/encoder_from_scratch.ipynb)
-seeds of your own, before `nbgrader generate_assignment`: the repository's seeds are public."""
+seeds of your own, before `nbgrader generate_assignment`: the repository's seeds are public.
+
+       python -m course_lib.grading points [NOTEBOOK] [PART=POINTS ...]
+
+Show the points of each part (the nbgrader metadata of the source notebook, what nbgrader grades with),
+or change them: `points multi_head_attention=5 answer_reverser=3` sets the points of a part's test cell
+or of a written answer, and the table and headings of the notebook's text; then generate_assignment."""
 
 
 def main(argv=None) -> int:
@@ -22,6 +28,9 @@ def main(argv=None) -> int:
         return 0
     if argv[0] == "new-seeds":
         return _new_seeds(argv[1:])
+    if argv[0] == "points":
+        from .points import main as points_main
+        return points_main(argv[1:])
     if argv[0] != "autograde":
         print(f"unknown command {argv[0]!r}\n\n{USAGE}", file=sys.stderr)
         return 2

@@ -102,7 +102,7 @@ def _attention(kind: str):
 def _mha(kind: str):
     def build(d: _Draw):
         dm, h = d.heads(1 if kind == "one head" else 8)
-        b, tq, p = d.int(2, 3), d.int(3, 6), (0.3 if kind == "dropout" else 0.0)
+        b, tq, p = d.int(2, 3), d.int(3, 6), (0.3 if kind in ("dropout", "training") else 0.0)
         kwargs = dict(d_model=dm, num_heads=h, dropout=p)
         inputs = dict(query=d.randn(b, tq, dm))
         tk = tq
@@ -119,7 +119,7 @@ def _mha(kind: str):
 def _ffn(kind: str):
     def build(d: _Draw):
         dm = d.int(4, 12)
-        kwargs = dict(d_model=dm, d_ff=d.int(2, 4 * dm), dropout=0.5 if kind == "dropout" else 0.0)
+        kwargs = dict(d_model=dm, d_ff=d.int(2, 4 * dm), dropout=0.5 if kind in ("dropout", "training") else 0.0)
         inputs = dict(x=d.randn(d.int(1, 3), d.int(2, 6), dm, scale=2.0))
         return ", ".join(f"{k}={v}" for k, v in kwargs.items()), kwargs, inputs, d.state(PositionwiseFeedForward, **kwargs)
     return build
@@ -138,16 +138,22 @@ def _layer(norm_first: bool, padding: bool, dropout: float = 0.0, max_heads: int
     return build
 
 
-def _encoder(norm_first: bool, pad_id: int = 0, explicit: bool = False, full: bool = False,
+def _encoder(norm_first: bool, pad_id: int | None = 0, explicit: bool = False, full: bool = False,
              dropout: float = 0.0):
+    """``pad_id=None``: a pad_id drawn from 1 .. 9, at least one padded position, token 0 among the others."""
     def build(d: _Draw):
         dm, h = d.heads(4)
-        b, t, vocab = d.int(2, 3), d.int(3, 7), d.int(max(10, pad_id + 2), 30)
+        pad_id_ = d.int(1, 9) if pad_id is None else pad_id
+        b, t, vocab = d.int(2, 3), d.int(3, 7), d.int(max(10, pad_id_ + 2), 30)
         kwargs = dict(vocab_size=vocab, d_model=dm, num_heads=h, d_ff=d.int(8, 32), num_layers=d.int(1, 3),
-                      max_len=t if full else t + d.int(1, 8), dropout=dropout, pad_id=pad_id, norm_first=norm_first)
+                      max_len=t if full else t + d.int(1, 8), dropout=dropout, pad_id=pad_id_, norm_first=norm_first)
         pad = d.padding(b, t)
+        if pad_id is None:
+            pad[-1, -1] = True                                                    # some padding, whatever was drawn
         tokens = torch.randint(0, vocab - 1, (b, t), generator=d.g)
-        tokens = (tokens + (tokens >= pad_id).long()).masked_fill(pad, pad_id)   # pad_id only at padding
+        if pad_id is None:
+            tokens[0, 0] = 0                                                      # id 0 is a real token here
+        tokens = (tokens + (tokens >= pad_id_).long()).masked_fill(pad, pad_id_)  # pad_id only at padding
         inputs = dict(tokens=tokens, key_padding_mask=pad) if explicit else dict(tokens=tokens)
         return (", ".join(f"{k}={v}" for k, v in kwargs.items()) + f", B={b}, T={t}", kwargs, inputs,
                 d.state(Encoder, **kwargs))
@@ -180,6 +186,10 @@ def _reverse(d: _Draw):
     return f"{r['steps']} steps of {r['batch']} sequences", kwargs, dict(train=train, test=test), None
 
 
+#: the families whose module runs in training mode: dropout draws its masks after torch.manual_seed, in
+#: the student's module and in the reference alike, so the outputs must agree (harness.TRAINING_SEED)
+TRAINING = "dropout > 0 in training mode (a fixed seed)"
+
 FAMILIES = {
     "positional_encoding": [("a table", _pe((8, 50), (8, 10, 16, 32))), ("one position", _pe((1, 1), (4, 6))),
                             ("a wide table", _pe((60, 120), (64, 96, 128)))],
@@ -190,14 +200,20 @@ FAMILIES = {
                   ("a mask broadcast over the batch, (1, T_q, T_k)", _attention("broadcast"))],
     "multi_head_attention": [("self-attention", _mha("plain")), ("self-attention with padding", _mha("padding")),
                              ("cross-attention, T_q != T_k, with padding", _mha("cross")),
-                             ("one head", _mha("one head")), ("dropout > 0 in eval mode", _mha("dropout"))],
-    "feed_forward": [("d_model, d_ff", _ffn("plain")), ("dropout > 0 in eval mode", _ffn("dropout"))],
+                             ("one head", _mha("one head")), ("dropout > 0 in eval mode", _mha("dropout")),
+                             (TRAINING, _mha("training"))],
+    "feed_forward": [("d_model, d_ff", _ffn("plain")), ("dropout > 0 in eval mode", _ffn("dropout")),
+                     (TRAINING, _ffn("training"))],
     "encoder_layer": [("post-LN", _layer(False, False)), ("post-LN with padding", _layer(False, True)),
                       ("pre-LN with padding", _layer(True, True)), ("pre-LN, one head", _layer(True, False, max_heads=1)),
-                      ("dropout > 0 in eval mode", _layer(False, True, dropout=0.2))],
+                      ("dropout > 0 in eval mode", _layer(False, True, dropout=0.2)),
+                      (TRAINING, _layer(False, True, dropout=0.2)),
+                      ("pre-LN, " + TRAINING, _layer(True, True, dropout=0.2))],
     "encoder": [("post-LN, padding from pad_id", _encoder(False)), ("pre-LN (final_norm)", _encoder(True)),
                 ("pad_id != 0, an explicit key_padding_mask", _encoder(False, pad_id=3, explicit=True)),
-                ("T = max_len, dropout > 0 in eval mode", _encoder(True, full=True, dropout=0.1))],
+                ("T = max_len, dropout > 0 in eval mode", _encoder(True, full=True, dropout=0.1)),
+                ("pad_id != 0, padding from pad_id", _encoder(False, pad_id=None)),
+                (TRAINING, _encoder(False, dropout=0.2))],
     "parameter_count": [("post-LN", _count(False)), ("pre-LN (final_norm)", _count(True)),
                         ("the paper's base model", _count(False, base=True))],
     "reverse_task": [("training on the reverse task", _reverse)],
@@ -218,5 +234,6 @@ def make_cases(part: str, seed: int | None = None) -> list[Case]:
         with one_thread():
             sizes, kwargs, inputs, state = build(_Draw(*entropy))
         label = f"{family} ({sizes})" if seed is None else f"a hidden case of the family '{family}'"
-        out.append(Case(part, label, family, inputs, kwargs, state, hidden=seed is not None))
+        out.append(Case(part, label, family, inputs, kwargs, state, hidden=seed is not None,
+                        training=family.endswith(TRAINING)))
     return out

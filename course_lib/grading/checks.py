@@ -13,8 +13,14 @@ shows as one line, ``Part 3: the heads are split the wrong way: ...``, with no f
 from __future__ import annotations
 
 import contextlib
+import linecache
 import os
+import sys
 import traceback
+
+import torch
+import torch.nn.functional as F
+from torch import nn
 
 from ..attention import MultiHeadAttention, scaled_dot_product_attention
 from ..encoder import Encoder, EncoderLayer
@@ -24,6 +30,7 @@ from .cases import make_cases
 from .harness import ResultError, run_case
 from .judging import hide_inputs, judge_case
 from .parts import DEPENDENCIES, NAMES, NUMBERS
+from .policy import check_source
 
 #: course_lib's reference of each part of the contract (what a checked part's dependencies become)
 REFERENCES = {
@@ -78,6 +85,65 @@ def reference_dependencies(part: str, candidate):
                 g[name] = value
 
 
+class _ReadyMade(Exception):
+    """Raised by a tripwire: the part called torch's ready-made attention."""
+
+
+#: torch's ready-made attention: (owner, attribute, the name a student knows it by)
+_READY_MADE = ((F, "scaled_dot_product_attention", "F.scaled_dot_product_attention"),
+               (F, "multi_head_attention_forward", "F.multi_head_attention_forward"),
+               (nn.MultiheadAttention, "forward", "nn.MultiheadAttention"),
+               (nn.TransformerEncoderLayer, "forward", "nn.TransformerEncoderLayer"),
+               (nn.TransformerEncoder, "forward", "nn.TransformerEncoder"))
+
+
+@contextlib.contextmanager
+def _tripwires():
+    """While a part is checked, torch's ready-made attention raises instead of computing (the grader's
+    sandbox has its own tripwires; these give the same verdict in the notebook, at once)."""
+    saved = [(owner, attr, getattr(owner, attr)) for owner, attr, _ in _READY_MADE]
+
+    def wire(name, original):
+        def tripped(*args, **kwargs):
+            frame = sys._getframe(1)
+            while frame is not None and str(frame.f_globals.get("__name__")).startswith("torch"):
+                frame = frame.f_back                                       # through nn.Module.__call__
+            if frame is not None and str(frame.f_globals.get("__name__")).startswith("course_lib"):
+                return original(*args, **kwargs)                           # a reference's fast path
+            raise _ReadyMade(name)
+        return tripped
+    try:
+        for (owner, attr, name), (_, _, original) in zip(_READY_MADE, saved):
+            setattr(owner, attr, wire(name, original))
+        yield
+    finally:
+        for owner, attr, value in saved:
+            setattr(owner, attr, value)
+
+
+def _cell_source(candidate) -> str | None:
+    """The text of the notebook cell that defined ``candidate`` (IPython keeps each cell in linecache), or None."""
+    codes = [candidate.__code__] if hasattr(candidate, "__code__") else [
+        f.__code__ for f in vars(candidate).values() if hasattr(f, "__code__")] if isinstance(candidate, type) else []
+    for code in codes:
+        name = code.co_filename                  # a cell: not on disk, or dumped there by the debugger
+        lines = linecache.getlines(name) if not os.path.isfile(name) or "ipykernel_" in name else []
+        if lines:
+            return "".join(lines)
+    return None
+
+
+def from_scratch(part: str, candidate) -> str | None:
+    """None when ``candidate`` may be the student's own work, else why not: course_lib's own object, or a
+    cell that breaks the grader's rules (:func:`policy.check_source`, the same rules the grader applies)."""
+    if str(getattr(candidate, "__module__", "") or "").split(".")[0] == "course_lib":
+        return (f"your {NAMES[part]} is course_lib's own, the reference solution: the exercise asks for your "
+                "own implementation.")
+    source = _cell_source(candidate)
+    reason = check_source(source) if source is not None else None
+    return None if reason is None else f"the solution cell {reason}"
+
+
 def _where(error: BaseException) -> str:
     """' (in forward, line 12 of its cell)': the last frame of the student's own code."""
     frames = [f for f in traceback.extract_tb(error.__traceback__)
@@ -100,12 +166,18 @@ def check(part: str, candidate, hidden_seed: int | None = None) -> None:
     partial credit.
     """
     cases = make_cases(part, hidden_seed)
-    with reference_dependencies(part, candidate):
+    broken = from_scratch(part, candidate)
+    if broken is not None:
+        raise PartFailed(part, broken)
+    with reference_dependencies(part, candidate), _tripwires():
         for case in cases:
             try:
                 outputs = run_case(case, candidate)
             except NotImplementedError:
                 raise PartFailed(part, "not done yet") from None
+            except _ReadyMade as e:
+                raise PartFailed(part, f"your {NAMES[part]} calls {e}, torch's ready-made attention; this part "
+                                       "must compute it explicitly.") from None
             except ResultError as e:
                 raise PartFailed(part, f"{case.label}: {hide_inputs(str(e)) if case.hidden else e}") from None
             except Exception as e:                                  # noqa: BLE001 (the student's bug)

@@ -31,6 +31,12 @@ class Case:
     kwargs: dict = field(default_factory=dict)   # plain numbers: sizes, flags, constructor arguments
     state: dict | None = None                    # weights to load (modules)
     hidden: bool = False
+    training: bool = False                       # a module runs in training mode, torch seeded (dropout > 0)
+
+
+#: the seed torch gets just before a module's forward in training mode, so dropout draws the same masks
+#: in the student's module and in the reference (nn.Dropout or F.dropout, on tensors of the same shape)
+TRAINING_SEED = 0
 
 
 class ResultError(Exception):
@@ -61,7 +67,8 @@ def _module(candidate, kwargs: dict, what: str):
 
 
 def _load(module, state: dict, what: str) -> None:
-    """Load the case's weights; report missing keys (extra ones, e.g. a persistent buffer, are harmless)."""
+    """Load the case's weights; report missing keys, and extra ones (the contract adds nothing to the
+    state_dict: a table that is not a weight, such as the positional table, is a non-persistent buffer)."""
     own = module.state_dict()
     missing = [k for k in state if k not in own]
     if missing:
@@ -70,6 +77,11 @@ def _load(module, state: dict, what: str) -> None:
             f"{what}: the state_dict has no {missing[:4]}{more} (its keys are {sorted(own)[:8]}"
             f"{' ...' if len(own) > 8 else ''}); use the attribute names of the contract so the "
             "reference weights can be loaded")
+    extra = sorted(k for k in own if k not in state)
+    if extra:
+        raise ResultError(f"{what}: the state_dict has keys the contract does not have: {extra[:4]}"
+                          f"{' ...' if len(extra) > 4 else ''} (the contract adds no parameters, and a table "
+                          "that is not a weight is a buffer registered with persistent=False)")
     for k, v in state.items():
         if tuple(own[k].shape) != tuple(v.shape):
             raise ResultError(f"{what}: parameter '{k}' has shape {tuple(own[k].shape)}, expected {tuple(v.shape)}")
@@ -84,7 +96,9 @@ def _run_module(case: Case, candidate, what: str) -> dict:
     t = case.inputs
     module = _module(candidate, case.kwargs, what)
     _load(module, case.state, what)
-    module.eval()
+    module.train(case.training)
+    if case.training:
+        torch.manual_seed(TRAINING_SEED)
     if case.part == "multi_head_attention":
         q = t["query"].clone()
         if "key" not in t:                                                # self-attention
@@ -113,7 +127,10 @@ def run_case(case: Case, candidate) -> dict[str, np.ndarray]:
     t, kw = case.inputs, case.kwargs
     with torch.no_grad():
         if case.part == "positional_encoding":
-            return {"pe": _array(candidate(kw["max_len"], kw["d_model"]), "the returned table")}
+            table = candidate(kw["max_len"], kw["d_model"])
+            if isinstance(table, torch.Tensor) and table.dtype != torch.float32:
+                raise ResultError(f"the returned table: expected float32 (torch's default dtype), got {table.dtype}")
+            return {"pe": _array(table, "the returned table")}
         if case.part == "attention":
             mask = {"attn_mask": t["attn_mask"].clone()} if "attn_mask" in t else {}
             out, w = _pair(candidate(t["q"].clone(), t["k"].clone(), t["v"].clone(), **mask),

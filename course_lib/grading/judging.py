@@ -62,6 +62,12 @@ def _allowed(case: Case):
     return None
 
 
+#: where the part applies dropout, for a failed case in training mode
+_DROPOUT = {"multi_head_attention": "on the attention weights, before they multiply v",
+            "feed_forward": "on the hidden layer, between the ReLU and linear2",
+            "encoder_layer": "dropout1 and dropout2 on each sublayer's output, before the residual sum",
+            "encoder": "on embedding * sqrt(d_model) + positions, before the first layer"}
+
 _SHAPES = {"multi_head_attention": " = (B, num_heads, T_q, T_k): keep the heads as their own axis",
            "attention": " (out is (..., T_q, d_v), weights (..., T_q, T_k))",
            "positional_encoding": " = (max_len, d_model)", "parameter_count": " (a single int)"}
@@ -79,7 +85,8 @@ def _form(case: Case, outputs: dict | None, want: dict) -> str | None:
             sizes = "" if case.hidden else f" {tuple(g.shape)}, expected {tuple(w.shape)}"
             return f"'{key}' has the wrong shape{sizes}{_SHAPES.get(case.part, '')}."
         if not np.all(np.isfinite(g)):
-            return f"'{key}' contains NaN or inf (use a large negative finite number, not -inf, for masked scores)."
+            return (f"'{key}' contains NaN or inf: look at how masked scores are filled (a softmax over a row of "
+                    "-inf is NaN) and at any division.")
     return None
 
 
@@ -89,7 +96,7 @@ def _weights(case: Case, g: np.ndarray) -> str | None:
     if not np.allclose(sums, 1.0, atol=1e-4):
         hint = ""
         if np.allclose(g.sum(axis=-2), 1.0, atol=1e-4):
-            hint = " (they sum to 1 over the queries: the softmax runs over the wrong axis, use dim=-1)"
+            hint = " (they sum to 1 over the queries: the softmax runs over the wrong axis)"
         return f"the attention weights of each query must sum to 1 over the keys{hint}."
     mask = _allowed(case)
     leaked = np.abs(g * ~mask).max() if mask is not None and g.size else 0.0
@@ -115,14 +122,22 @@ def _generic(case: Case, outputs: dict, want: dict) -> str:
     worst = max(want, key=lambda k: float(_diff(case, outputs[k], want[k]).max(initial=0.0)))
     size = float(np.abs(outputs[worst] - want[worst]).max(initial=0.0))
     hint = ""
-    if case.kwargs.get("dropout", 0) > 0:
-        hint = (" This case has dropout > 0 and runs after model.eval(): dropout must then do nothing "
-                "(use nn.Dropout modules, or pass training=self.training).")
+    if case.training:
+        hint = (" This case runs in training mode with dropout > 0, torch seeded just before the call, and expects "
+                f"the reference's dropout masks: look at where your dropout acts ({_DROPOUT[case.part]}) and that "
+                "it is one nn.Dropout (or F.dropout) call, not a mask of your own.")
+    elif case.kwargs.get("dropout", 0) > 0:
+        hint = (" This case has dropout > 0 and runs after model.eval(), where dropout does nothing: look at "
+                "whether your dropout follows the module's training mode.")
+    elif case.kwargs.get("norm_first") and case.part == "encoder_layer":
+        hint = (" This case uses norm_first=True (pre-LN) and none of the usual pre-LN mistakes fits: look at "
+                "your pre-LN branch, at which tensor each sublayer reads and which one each residual adds.")
     elif case.kwargs.get("norm_first"):
-        hint = " This case uses norm_first=True (pre-LN): x = x + attn(norm1(x)), x = x + ffn(norm2(x))."
+        hint = " This case uses norm_first=True (pre-LN): look at what your Encoder does differently for pre-LN."
     if case.part == "parameter_count":
-        return (f"the count is off by {outputs[worst].item() - want[worst].item():+.0f}. Count every nn.Linear "
-                "(weight and bias), both LayerNorms of each layer, the embedding, and final_norm for pre-LN.")
+        return (f"the count is off by {outputs[worst].item() - want[worst].item():+.0f}: look at which parameters "
+                "your formula counts; the Encoder has every nn.Linear (weight and bias), both LayerNorms of each "
+                "layer, the embedding, and final_norm only for pre-LN.")
     return f"'{worst}' differs from the reference by up to {size:.4g} (tolerance {ATOL:g}).{hint}"
 
 

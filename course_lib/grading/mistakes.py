@@ -25,7 +25,7 @@ from ..encoder import Encoder, EncoderLayer
 from ..errors import broadcast_shape
 from ..feed_forward import PositionwiseFeedForward
 from ..positional import sinusoidal_positional_encoding
-from .harness import Case
+from .harness import TRAINING_SEED, Case
 
 _CLASSES = {"multi_head_attention": MultiHeadAttention, "feed_forward": PositionwiseFeedForward,
             "encoder_layer": EncoderLayer, "encoder": Encoder}
@@ -67,10 +67,14 @@ def one_thread():
 
 
 def reference_module(case: Case, patch=None) -> nn.Module:
-    """The reference module of ``case`` with the case's weights, in float64 and eval mode."""
+    """The reference module of ``case`` with the case's weights, in float64 and eval mode; for a case
+    in training mode, in float32 (dropout draws other masks for float64 tensors) and training mode."""
     module = _CLASSES[case.part](**case.kwargs)
     module.load_state_dict(case.state)
-    module.double().eval()
+    if case.training:
+        module.float().train()
+    else:
+        module.double().eval()
     if patch is not None:
         patch(module)
     return module
@@ -84,7 +88,7 @@ def reference_outputs(case: Case, patch=None, attention=None, masks=None) -> dic
 
 
 def _outputs(case: Case, patch, attention, masks) -> dict[str, np.ndarray]:
-    t = _double(case.inputs)
+    t = dict(case.inputs) if case.training else _double(case.inputs)
     if case.part == "positional_encoding":
         table = sinusoidal_positional_encoding(case.kwargs["max_len"], case.kwargs["d_model"]).double()
         return _np({"pe": patch(table) if patch else table})
@@ -98,6 +102,8 @@ def _outputs(case: Case, patch, attention, masks) -> dict[str, np.ndarray]:
             return _np({"out": out, "weights": w})
         module = reference_module(case, patch)
         x = t[_FIRST[case.part]]
+        if case.training:
+            torch.manual_seed(TRAINING_SEED)                    # as harness.run_case, just before the call
         if case.part == "multi_head_attention":
             out, w = module(x, t.get("key", x), t.get("value", x), **kwargs)
             return _np({"out": out, "weights": w})
@@ -145,7 +151,7 @@ class _Call(nn.Module):
 def _scale_queries(factor):
     """Queries times ``factor(d_k)``: the scores come out unscaled, or scaled the wrong way."""
     def variant(sdpa):
-        return lambda q, k, v, attn_mask=None, dropout_p=0.0: sdpa(q * factor(q.shape[-1]), k, v, attn_mask)
+        return lambda q, k, v, attn_mask=None, dropout_p=0.0: sdpa(q * factor(q.shape[-1]), k, v, attn_mask, dropout_p)
     return variant
 
 
@@ -165,7 +171,7 @@ def _with_mask(make_mask):
     def variant(sdpa):
         def attend(q, k, v, attn_mask=None, dropout_p=0.0):
             mask = make_mask(q, k, attn_mask)
-            out, w = sdpa(q, k, v, attn_mask=mask)
+            out, w = sdpa(q, k, v, attn_mask=mask, dropout_p=dropout_p)
             shape = (*broadcast_shape(q.shape[:-2], k.shape[:-2]), q.shape[-2], k.shape[-2])
             none = ~mask.expand(shape).any(dim=-1, keepdim=True)                    # (..., T_q, 1)
             w = torch.where(none, torch.full_like(w, 1.0 / k.shape[-2]), w)
@@ -197,6 +203,10 @@ def _padding(case: Case) -> torch.Tensor:
 def _masks(kind: str):
     """Call kwargs that hand the reference a wrong mask."""
     def masks(case: Case) -> dict:
+        if kind == "id_0":                                                          # tokens == 0, not == pad_id
+            if case.part != "encoder" or "key_padding_mask" in case.inputs or case.kwargs["pad_id"] == 0:
+                raise LookupError("only for an encoder that takes its padding from pad_id != 0")
+            return {"key_padding_mask": case.inputs["tokens"] == 0}
         if kind == "causal":
             t = case.inputs[_FIRST[case.part]].shape[1]
             kpm = case.inputs.get("key_padding_mask")
@@ -294,9 +304,62 @@ def _scaled_by_d_model(m: MultiHeadAttention) -> None:
     m.w_q = nn.Sequential(m.w_q, _Call(lambda y: y * math.sqrt(m.d_k / m.d_model)))
 
 
-SPLIT_MESSAGE = ("the heads are split the wrong way: head i takes features [i*d_k, (i+1)*d_k); view "
-                 "(B, T, d_model) as (B, T, num_heads, d_k), then transpose to (B, num_heads, T, d_k), and undo "
-                 "exactly that before w_o.")
+def _weights_after_dropout(sdpa):
+    """The weights returned after dropout: the same mask as the one that multiplied v (the random state
+    is put back, then the same F.dropout call runs on the same tensor)."""
+    def attend(q, k, v, attn_mask=None, dropout_p=0.0):
+        if dropout_p == 0.0:
+            raise LookupError("only in training mode with dropout > 0")
+        state = torch.get_rng_state()
+        out, w = sdpa(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p)
+        torch.set_rng_state(state)
+        return out, F.dropout(w, p=dropout_p)
+    return attend
+
+
+def _training_only(patch):
+    """``patch`` for a case in training mode with dropout > 0 (elsewhere dropout does nothing)."""
+    def checked(m: nn.Module) -> None:
+        rates = [x.p if isinstance(x, nn.Dropout) else x.dropout for x in m.modules()
+                 if isinstance(x, (nn.Dropout, MultiHeadAttention))]
+        if not m.training or not any(p > 0 for p in rates):
+            raise LookupError("only in training mode with dropout > 0")
+        patch(m)
+    return checked
+
+
+def _mha_dropout_on_output(m: MultiHeadAttention) -> None:
+    m.w_o, m.dropout = nn.Sequential(m.w_o, nn.Dropout(m.dropout)), 0.0
+
+
+def _ffn_dropout_after_linear2(m: PositionwiseFeedForward) -> None:
+    m.linear2, m.dropout = nn.Sequential(m.linear2, nn.Dropout(m.dropout.p)), nn.Identity()
+
+
+def _encoder_dropout_before_positions(m: Encoder) -> None:
+    m.embedding, m.dropout = nn.Sequential(m.embedding, nn.Dropout(m.dropout.p)), nn.Identity()
+
+
+def _pre_ln(patch):
+    def checked(layer: EncoderLayer) -> None:
+        if not layer.norm_first:
+            raise LookupError("only for norm_first=True")
+        patch(layer)
+    return checked
+
+
+def _residual_from_norm(layer: EncoderLayer) -> None:
+    """pre-LN with the residual taken after the norm: x = norm1(x) + attn(norm1(x)), and so for the ffn."""
+    seen = {}
+    layer.register_forward_pre_hook(lambda mod, args: seen.__setitem__(1, args[0]))
+    layer.norm2.register_forward_pre_hook(lambda mod, args: seen.__setitem__(2, args[0]))
+    for i, norm in ((1, layer.norm1), (2, layer.norm2)):
+        drop = getattr(layer, f"dropout{i}")
+        setattr(layer, f"dropout{i}", _Call(lambda y, i=i, drop=drop, norm=norm: drop(y) + norm(seen[i]) - seen[i]))
+
+
+SPLIT_MESSAGE = ("the heads are split the wrong way: head i must take features [i*d_k, (i+1)*d_k) of every "
+                 "position; look at the order of the axes in your split (and in the merge before w_o).")
 CAUSAL = "a causal mask is applied: in an encoder every token attends in both directions."
 
 #: the usual mistakes of each part: (how to make it from the reference, what to tell the student)
@@ -312,7 +375,7 @@ MISTAKES = {
         (dict(patch=_pe("zeros")), "the table is all zeros."),
     ],
     "attention": [
-        (dict(attention=_scale_queries(math.sqrt)), "the scores are not scaled: divide QK^T by sqrt(d_k) before the softmax."),
+        (dict(attention=_scale_queries(math.sqrt)), "the scores are not scaled by 1/sqrt(d_k) before the softmax."),
         (dict(attention=_scale_queries(lambda d: 1 / math.sqrt(d))), "the scores are divided by d_k; the formula divides "
                                                                       "by sqrt(d_k)."),
         (dict(attention=_over_queries), "the softmax runs over the queries (dim -2); each query's weights over the keys "
@@ -324,7 +387,7 @@ MISTAKES = {
     ],
     "multi_head_attention": [
         *[(dict(patch=_split(kind, both)), SPLIT_MESSAGE) for kind in ("dk_h", "view") for both in (False, True)],
-        (dict(patch=_set(w_o=nn.Identity)), "the output projection w_o is missing (concatenate the heads, then apply w_o)."),
+        (dict(patch=_set(w_o=nn.Identity)), "the output projection w_o is not applied to the concatenated heads."),
         (dict(attention=_scale_queries(math.sqrt)), "the scores are not scaled by 1/sqrt(d_k)."),
         (dict(patch=_scaled_by_d_model), "the scores are scaled by 1/sqrt(d_model); each head scales by 1/sqrt(d_k), d_k = d_model // num_heads."),
         (dict(attention=_with_mask(_inverted_mask)), "the padding mask is inverted: key_padding_mask True means "
@@ -333,36 +396,71 @@ MISTAKES = {
         (dict(masks=_masks("ignore")), "key_padding_mask is ignored: padded keys must get zero weight."),
         (dict(attention=_with_mask(_causal_mask)), CAUSAL),
         (dict(attention=_over_queries), "the softmax runs over the queries (dim -2) instead of the keys (dim -1)."),
+        (dict(attention=_weights_after_dropout), "in training mode (dropout > 0) the weights you return are the ones "
+                                                 "after dropout, so their rows no longer sum to 1; the part returns the "
+                                                 "weights before dropout."),
+        (dict(patch=_training_only(_set(dropout=0.0))), "in training mode (dropout > 0) no dropout acts on the "
+                                                        "attention weights."),
+        (dict(patch=_training_only(_mha_dropout_on_output)), "in training mode dropout acts on the output; the part "
+                                                             "drops the attention weights, before they multiply v."),
     ],
     "feed_forward": [
         (dict(patch=_set(activation=lambda x: x)), "the ReLU between linear1 and linear2 is missing."),
         (dict(patch=_set(activation=F.gelu)), "the activation is GELU; the contract (and the paper) uses ReLU."),
         (dict(patch=lambda m: _set(activation=lambda x: x, linear2=nn.Sequential(m.linear2, nn.ReLU()))(m)),
          "the ReLU comes after linear2; it belongs between linear1 and linear2."),
+        (dict(patch=_training_only(_set(dropout=nn.Identity))), "in training mode (dropout > 0) no dropout acts "
+                                                                "between the ReLU and linear2."),
+        (dict(patch=_training_only(_ffn_dropout_after_linear2)), "in training mode dropout acts on linear2's output; "
+                                                                 "the part drops the hidden layer, between the ReLU and "
+                                                                 "linear2."),
     ],
     "encoder_layer": [
-        (dict(patch=_no_residual((1, 2))), "the residual connections are missing: add each sublayer's input to its output."),
-        (dict(patch=_no_residual((1,))), "the residual connection around self-attention is missing: add its input to its output."),
-        (dict(patch=_no_residual((2,))), "the residual connection around the feed-forward network is missing: add its "
-                                         "input to its output."),
+        (dict(patch=_no_residual((1, 2))), "the residual connections are missing: no sublayer's input is added to its output."),
+        (dict(patch=_no_residual((1,))), "the residual connection around self-attention is missing (its input is not added to its output)."),
+        (dict(patch=_no_residual((2,))), "the residual connection around the feed-forward network is missing (its "
+                                         "input is not added to its output)."),
         (dict(patch=_norm_inside), "the norm is applied to the sublayer's output before the residual (x + norm(f(x))); "
                                    "post-LN is norm(x + f(x)), pre-LN is x + f(norm(x))."),
-        (dict(patch=_flip_norm_first), "the norm order is swapped: norm_first=False is post-LN x = norm1(x + attn(x)), "
-                                       "norm_first=True is pre-LN x = x + attn(norm1(x))."),
+        (dict(patch=_flip_norm_first), "norm_first is read the wrong way round: your layer is pre-LN for "
+                                       "norm_first=False and post-LN for norm_first=True."),
+        (dict(patch=_pre_ln(_residual_from_norm)), "pre-LN (norm_first=True): the residual adds the normalized x; "
+                                                   "only the sublayer's input is normalized, the residual stream "
+                                                   "carries x itself."),
+        (dict(patch=_pre_ln(_set(norm1=nn.Identity, norm2=nn.Identity))), "pre-LN (norm_first=True): neither "
+                                                                          "sublayer reads a normalized input."),
+        (dict(patch=_pre_ln(_set(norm1=nn.Identity))), "pre-LN (norm_first=True): self-attention reads x itself, "
+                                                       "not norm1(x)."),
+        (dict(patch=_pre_ln(_set(norm2=nn.Identity))), "pre-LN (norm_first=True): the feed-forward network reads x "
+                                                       "itself, not norm2(x)."),
         (dict(masks=_masks("ignore")), "key_padding_mask is not passed to self-attention."),
         (dict(masks=_masks("invert")), "the padding mask reaches attention inverted (True must mean padding)."),
         (dict(masks=_masks("causal")), CAUSAL),
+        (dict(patch=_training_only(_set(dropout1=nn.Identity, dropout2=nn.Identity))),
+         "in training mode (dropout > 0) neither sublayer's output is dropped (dropout1, dropout2) before the "
+         "residual sum."),
+        (dict(patch=_training_only(_set(dropout1=nn.Identity))), "in training mode the self-attention output is not "
+                                                                 "dropped (dropout1) before the residual sum."),
+        (dict(patch=_training_only(_set(dropout2=nn.Identity))), "in training mode the feed-forward output is not "
+                                                                 "dropped (dropout2) before the residual sum."),
     ],
     "encoder": [
         (dict(patch=_unscaled_embedding), "the embeddings are not multiplied by sqrt(d_model) before adding the positions."),
         (dict(patch=lambda m: m.pe.zero_()), "the positional encoding is not added."),
         (dict(patch=lambda m: setattr(m, "pe", _pe("swapped")(m.pe))), "the positional table has sin and cos swapped."),
-        (dict(masks=_masks("ignore")), "padding is not masked: when key_padding_mask is None use tokens == pad_id."),
+        (dict(masks=_masks("id_0")), "the padding is taken from token id 0, not from pad_id (pad_id is not 0 here)."),
+        (dict(masks=_masks("ignore")), "padding is not masked when no key_padding_mask is given (the padding is "
+                                       "then where tokens == pad_id)."),
         (dict(masks=_masks("invert")), "the padding mask is inverted (True must mean padding)."),
         (dict(masks=_masks("causal")), CAUSAL),
         (dict(patch=_only_pre_ln(_set(final_norm=nn.Identity))), "final_norm is missing: with norm_first=True the output "
                                                                  "goes through a LayerNorm."),
         (dict(patch=_only_pre_ln(_flip_norm_first)), "norm_first is not passed on to the layers (or is inverted)."),
+        (dict(patch=_training_only(_set(dropout=nn.Identity))), "in training mode (dropout > 0) the sum embedding * "
+                                                                "sqrt(d_model) + positions is not dropped out."),
+        (dict(patch=_training_only(_encoder_dropout_before_positions)), "in training mode dropout acts on the "
+                                                                        "embeddings before the positions are added; the "
+                                                                        "part drops their sum."),
     ],
     "parameter_count": [
         (dict(patch=lambda name: name.endswith("bias")), "the biases are not counted (every nn.Linear and LayerNorm has one)."),

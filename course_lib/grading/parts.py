@@ -1,8 +1,9 @@
-"""The graded parts of the exercise (notebooks/07_exercise): names, dependencies and points.
+"""The graded parts of the exercise (notebooks/07_exercise): names and dependencies.
 
 Pure constants, importing nothing: the sandboxed part process, the grader and the notebook-facing
 checks all read them. A part's solution cell has ``grade_id == <part>``; its test cells are
-``test_<part>`` or ``test_<part>_<anything>`` (see shared/exercise-contract.md).
+``test_<part>`` or ``test_<part>_<anything>`` (see shared/exercise-contract.md). Their points are
+in the source notebook's nbgrader metadata, what nbgrader grades with (see :mod:`.points`).
 """
 
 #: the six parts of the exercise contract, then the two that put them to use
@@ -39,18 +40,6 @@ DEPENDENCIES = {
 #: parts graded by one case, the hidden one where the source notebook has a seed (else the visible one):
 #: a training run, whose visible case the student already ran in the notebook
 ONE_RUN = ("reverse_task",)
-
-#: points of each part's test cell (the written answers add 10, graded by hand)
-POINTS = {
-    "positional_encoding": 2,
-    "attention": 3,
-    "multi_head_attention": 4,
-    "feed_forward": 1,
-    "encoder_layer": 3,
-    "encoder": 3,
-    "parameter_count": 1,
-    "reverse_task": 2,
-}
 
 #: the number of each part in the notebook ("Part 3: ...")
 NUMBERS = {part: i + 1 for i, part in enumerate(PARTS)}

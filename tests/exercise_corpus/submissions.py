@@ -27,6 +27,7 @@ MISTAKES = [
                     "pe[:, 0::2] = torch.sin(angle)\n    pe[:, 1::2] = torch.cos(angle)",
                     "pe[:, : d_model // 2] = torch.sin(angle)\n    pe[:, d_model // 2:] = torch.cos(angle)")],
      {"positional_encoding"}),
+    ("pe_float64", [("sub", "positional_encoding", "return pe.float()", "return pe")], {"positional_encoding"}),
     ("attn_missing_scaling", [("sub", "attention", " / math.sqrt(d_k)", "")], {"attention"}),
     ("attn_softmax_wrong_axis", [("sub", "attention", "torch.softmax(scores, dim=-1)", "torch.softmax(scores, dim=-2)")],
      {"attention"}),
@@ -49,19 +50,40 @@ MISTAKES = [
     ("mha_dropout_always_on", [("sub", "multi_head_attention", "out = self.dropout(weights) @ v",
                                 "out = F.dropout(weights, p=self.dropout.p, training=True) @ v")],
      {"multi_head_attention"}),
+    ("mha_weights_after_dropout", [("sub", "multi_head_attention", "out = self.dropout(weights) @ v",
+                                    "weights = self.dropout(weights)\n        out = weights @ v")],
+     {"multi_head_attention"}),
+    ("mha_no_dropout", [("sub", "multi_head_attention", "out = self.dropout(weights) @ v", "out = weights @ v")],
+     {"multi_head_attention"}),
     ("ffn_no_relu", [("sub", "feed_forward", "torch.relu(self.linear1(x))", "self.linear1(x)")], {"feed_forward"}),
     ("ffn_gelu", [("sub", "feed_forward", "torch.relu(self.linear1(x))", "F.gelu(self.linear1(x))")], {"feed_forward"}),
+    ("ffn_dropout_after_linear2", [("sub", "feed_forward", "return self.linear2(self.dropout(torch.relu(self.linear1(x))))",
+                                    "return self.dropout(self.linear2(torch.relu(self.linear1(x))))")], {"feed_forward"}),
     ("layer_no_residual", [("sub", "encoder_layer", "x = self.norm1(x + self.dropout1(attn(x)))",
                             "x = self.norm1(self.dropout1(attn(x)))")], {"encoder_layer"}),
     ("layer_norm_order_swapped", [("sub", "encoder_layer", "if self.norm_first:", "if not self.norm_first:")],
      {"encoder_layer"}),
     ("layer_pre_ln_wrong", [("sub", "encoder_layer", "x = x + self.dropout1(attn(self.norm1(x)))",
                              "x = self.norm1(x + self.dropout1(attn(x)))")], {"encoder_layer"}),
+    ("layer_pre_ln_residual_from_norm", [("sub", "encoder_layer", "x = x + self.dropout1(attn(self.norm1(x)))\n"
+                                          "            x = x + self.dropout2(self.ffn(self.norm2(x)))",
+                                          "x = self.norm1(x)\n            x = x + self.dropout1(attn(x))\n"
+                                          "            x = self.norm2(x)\n            x = x + self.dropout2(self.ffn(x))")],
+     {"encoder_layer"}),
+    ("layer_no_dropout1", [("sub", "encoder_layer", "x = self.norm1(x + self.dropout1(attn(x)))",
+                            "x = self.norm1(x + attn(x))")], {"encoder_layer"}),
     ("layer_mask_not_passed", [("sub", "encoder_layer", "key_padding_mask=key_padding_mask)[0]", "key_padding_mask=None)[0]")],
      {"encoder_layer"}),
     ("encoder_no_embedding_scale", [("sub", "encoder", " * math.sqrt(self.d_model)", "")], {"encoder"}),
     ("encoder_no_positions", [("sub", "encoder", " + self.pe[:t]", "")], {"encoder"}),
     ("encoder_no_padding_mask", [("sub", "encoder", "key_padding_mask = tokens == self.pad_id", "pass")], {"encoder"}),
+    ("encoder_pad_id_hard_coded", [("sub", "encoder", "key_padding_mask = tokens == self.pad_id",
+                                    "key_padding_mask = tokens == 0")], {"encoder"}),
+    ("encoder_dropout_before_positions", [("sub", "encoder", "x = self.embedding(tokens) * math.sqrt(self.d_model)",
+                                           "x = self.dropout(self.embedding(tokens)) * math.sqrt(self.d_model)"),
+                                          ("sub", "encoder", "        x = self.dropout(x)\n", "")], {"encoder"}),
+    ("encoder_persistent_pe", [("sub", "encoder", "sinusoidal_positional_encoding(max_len, d_model), persistent=False)",
+                                "sinusoidal_positional_encoding(max_len, d_model))")], {"encoder"}),
     ("encoder_no_final_norm", [("sub", "encoder", "nn.LayerNorm(d_model) if norm_first else nn.Identity()",
                                 "nn.Identity()")], {"encoder"}),
     ("count_no_layer_norms", [("sub", "parameter_count", "norms = 2 * (2 * d_model)", "norms = 0")],
@@ -215,9 +237,12 @@ def apply(nb, edits):
     return nb
 
 
-def define(nb, part: str, name: str):
+def define(nb, part: str, name: str, as_cell: bool = False):
     """Run the solution cell ``part`` of ``nb`` in a fresh namespace (the notebook's imports) and
-    return what it defines under ``name``: the candidate a check or the grader calls."""
+    return what it defines under ``name``: the candidate a check or the grader calls. ``as_cell``: as
+    IPython runs a cell, its text kept in linecache under a file name that is not on disk (the checks
+    then read the cell and apply the grader's rules to it)."""
+    import linecache
     import math
 
     import numpy as np
@@ -227,5 +252,10 @@ def define(nb, part: str, name: str):
 
     cell = next(c for c in nb["cells"] if _gid(c) == part)
     ns = {"__name__": "__submission__", "math": math, "np": np, "torch": torch, "nn": nn, "F": F}
-    exec(compile("".join(cell["source"]), f"<{part}>", "exec"), ns)
+    source = "".join(cell["source"])
+    filename = f"<{part}>"
+    if as_cell:
+        filename = f"/nonexistent/ipykernel_0/{part}_{abs(hash(source))}.py"
+        linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    exec(compile(source, filename, "exec"), ns)
     return ns[name]

@@ -31,9 +31,11 @@ from course_lib.grading.checks import REFERENCES, PartFailed, check, reference_d
 from course_lib.grading.harness import run_case
 from course_lib.grading.judging import judge_case, position_blind_ceiling
 from course_lib.grading.mistakes import MISTAKES, reference_outputs
-from course_lib.grading.parts import CONTRACT_PARTS, NAMES, PARTS
+from course_lib.grading.parts import CONTRACT_PARTS, NAMES, NUMBERS, PARTS
+from course_lib.grading.points import points, set_points, text_points, written
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from exercise_corpus.submissions import CHEATS, FAULTS  # noqa: E402
 from exercise_corpus.submissions import MISTAKES as CORPUS_MISTAKES  # noqa: E402
 from exercise_corpus.submissions import apply, define, solved  # noqa: E402
 
@@ -72,10 +74,18 @@ def _reference(nb, part):
 
 @pytest.mark.parametrize("part", PARTS)
 def test_reference_passes_visible_and_hidden(source, part):
+    """The source notebook's solution passes its checks; course_lib's reference (which the checks
+    refuse as a submission: it is not the student's own) passes the judge on the same cases."""
     seeds = hidden_seeds(source)
     assert set(seeds) == set(PARTS) and all(2 ** 32 <= s < 2 ** 64 for s in seeds.values())
-    check(part, _reference(source, part))
-    check(part, _reference(source, part), hidden_seed=seeds[part])
+    solution = define(source, part, NAMES[part])
+    check(part, solution)
+    check(part, solution, hidden_seed=seeds[part])
+    if part in REFERENCES:
+        with pytest.raises(PartFailed, match="course_lib's own"):
+            check(part, REFERENCES[part])
+        for case in make_cases(part) + make_cases(part, seeds[part]):
+            assert judge_case(case, run_case(case, REFERENCES[part])) is None, case.label
 
 
 def test_visible_cases_cover_every_family(source):
@@ -87,19 +97,37 @@ def test_visible_cases_cover_every_family(source):
             not torch.equal(visible[0].inputs[k], hidden[0].inputs[k]) for k in visible[0].inputs)
     families = {c.family for p in PARTS for c in make_cases(p)}
     for needed in ("pre-LN with padding", "pre-LN (final_norm)", "cross-attention, T_q != T_k, with padding",
-                   "dropout > 0 in eval mode", "T_q != T_k, d_v != d_k, a bool mask"):
+                   "dropout > 0 in eval mode", "T_q != T_k, d_v != d_k, a bool mask",
+                   "pad_id != 0, padding from pad_id"):
         assert needed in families
+    for part in ("multi_head_attention", "feed_forward", "encoder_layer", "encoder"):   # every dropout rule
+        assert any(c.training and c.kwargs["dropout"] > 0 for c in make_cases(part)), part
+    case = next(c for c in make_cases("encoder") if c.family == "pad_id != 0, padding from pad_id")
+    pad = case.inputs["tokens"] == case.kwargs["pad_id"]
+    assert case.kwargs["pad_id"] != 0 and pad.any() and (case.inputs["tokens"][~pad] == 0).any()
 
 
 @pytest.mark.parametrize("name,edits,lost", CORPUS_MISTAKES, ids=[m[0] for m in CORPUS_MISTAKES])
-def test_each_one_bug_submission_fails_a_visible_test(source, name, edits, lost):
+def test_each_one_bug_submission_fails_a_visible_and_a_hidden_test(source, name, edits, lost):
     good = solved(source, source)
     bad = apply(good, edits)
+    seeds = hidden_seeds(source)
     for part in lost:
         candidate = define(bad, part, NAMES[part])
-        with pytest.raises(PartFailed) as failure:
-            check(part, candidate)
-        assert failure.value.line.startswith(f"Part {PARTS.index(part) + 1}: ")
+        for seed in (None, seeds[part]):
+            with pytest.raises(PartFailed) as failure:
+                check(part, candidate, hidden_seed=seed)
+            assert failure.value.line.startswith(f"Part {PARTS.index(part) + 1}: ")
+            assert ("hidden case" in failure.value.line) == (seed is not None)
+
+
+def test_the_model_answer_counts_with_course_lib(source):
+    """9.4's model answer quotes the base model's size as course_lib's Encoder has it."""
+    answer = next("".join(c.source) for c in source.cells if c.metadata.get("nbgrader", {}).get("grade_id")
+                  == "answer_parameters")
+    base = course_lib.Encoder(37000, 512, 8, 2048, 6)
+    count = course_lib.count_parameters(base)
+    assert f"{count:,}" in answer and f"({count / 1e6:.1f} M)" in answer
 
 
 @pytest.mark.parametrize("part", CONTRACT_PARTS)
@@ -123,6 +151,23 @@ def test_parameter_count_mistakes_are_named():
     case = make_cases("parameter_count")[1]                                   # pre-LN: every mistake shows
     for how, message in MISTAKES["parameter_count"]:
         assert message in judge_case(case, reference_outputs(case, **how))
+
+
+def test_the_from_scratch_rules_fail_a_visible_check(source):
+    """A cell that delegates to torch's or course_lib's attention fails the notebook's own check, as the
+    grader fails it (the same rules, and tripwires on torch's ready-made attention)."""
+    good = solved(source, source)
+    for name, edits, lost in CHEATS + [f for f in FAULTS if f[0] == "import_os"]:
+        bad = apply(good, edits)
+        for part in lost:
+            candidate = define(bad, part, NAMES[part], as_cell=True)
+            if name in ("patch_everything", "patch_inside_solution_cell", "test_cells_edited", "test_cell_deleted"):
+                continue                                    # a wrong part behind a cheat: its own bug fails it
+            with pytest.raises(PartFailed, match="ready-made attention|course_lib's own|may import only") as failure:
+                check(part, candidate)
+            assert failure.value.line.startswith(f"Part {PARTS.index(part) + 1}: "), (name, failure.value.line)
+    for part in PARTS:                                      # a right cell, seen as a cell, passes
+        check(part, define(good, part, NAMES[part], as_cell=True))
 
 
 def test_hidden_messages_do_not_reveal_inputs(source):
@@ -210,3 +255,36 @@ def test_no_second_implementation_in_grading():
         text = path.read_text()
         for pattern in (r"softmax\(", r"layer_norm\(", r"1e-5", r"1e-05", r"10000\s*\*\*", r"\bsin\(", r"\bcos\("):
             assert not re.search(pattern, text), (path.name, pattern)
+
+
+def test_points_come_from_the_metadata_and_the_text_agrees(source):
+    """nbgrader grades with the test cells' metadata; the introduction's table and each heading show it."""
+    auto, by_hand = points(source), written(source)
+    assert set(auto) == set(PARTS) and all(v > 0 for v in auto.values()) and len(by_hand) == 5
+    shown = text_points(source)
+    for part, value in auto.items():
+        assert shown[NUMBERS[part]] == (value, value), part
+    assert shown[len(PARTS) + 1] == (sum(by_hand.values()),) * 2
+
+
+def test_points_command_changes_metadata_and_text(tmp_path):
+    path = tmp_path / "exercise.ipynb"
+    shutil.copy(SOURCE, path)
+    env = {"PATH": f"{BIN}:/usr/bin:/bin", "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-m", "course_lib.grading", "points", str(path), "multi_head_attention=5",
+                           "feed_forward=2.5", "answer_reverser=3"], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    nb = nbformat.read(path, as_version=4)
+    assert points(nb)["multi_head_attention"] == 5 and points(nb)["feed_forward"] == 2.5
+    assert written(nb)["answer_reverser"] == 3
+    shown = text_points(nb)
+    assert shown[3] == (5, 5) and shown[4] == (2.5, 2.5) and shown[9] == (11, 11)
+    assert "autograded 21.5, by hand 11, total 32.5" in proc.stdout
+    before = nbformat.read(SOURCE, as_version=4)
+    changed = [i for i, (a, b) in enumerate(zip(before.cells, nb.cells)) if a != b]
+    assert len(before.cells) == len(nb.cells) and len(changed) == 7           # intro, 3 headings, 3 cells' metadata
+    with pytest.raises(ValueError, match="not a part"):
+        set_points(nb, {"attention_typo": 3})
+    bad = subprocess.run([sys.executable, "-m", "course_lib.grading", "points", str(path), "attention=-1"],
+                         capture_output=True, text=True, env=env, timeout=60)
+    assert bad.returncode == 2 and "points must be >= 0" in bad.stderr

@@ -17,6 +17,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from course_lib.grading.points import points
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from exercise_corpus.honest import BODIES, notebook  # noqa: E402
 from exercise_corpus.submissions import CORPUS, PARTS, apply, solved  # noqa: E402
@@ -25,7 +27,6 @@ REPO = Path(__file__).resolve().parents[2]
 ASSIGNMENT, NOTEBOOK = "07_exercise", "encoder_from_scratch"
 BIN = Path(sys.executable).parent
 WRITTEN = ("answer_scores_shape", "answer_finite_min", "answer_transpose", "answer_parameters", "answer_reverser")
-AUTOGRADED_POINTS = 19
 
 pytestmark = pytest.mark.slow
 
@@ -91,9 +92,10 @@ def _verdicts(root, student):
 
 def test_source_scores_full_marks(course):
     scores = _scores(course["root"], "source")
+    wanted = points(nbformat.read(course["root"] / "notebooks" / ASSIGNMENT / f"{NOTEBOOK}.ipynb", as_version=4))
     for part in PARTS:
         auto, top, _ = scores[f"test_{part}"]
-        assert auto == top > 0, (part, _verdicts(course["root"], "source")[f"test_{part}"])
+        assert auto == top == wanted[part] > 0, (part, _verdicts(course["root"], "source")[f"test_{part}"])
     for gid in WRITTEN:                                               # answered: waits for a human
         assert scores[gid][0] is None and scores[gid][2]
 
@@ -123,7 +125,16 @@ def test_diagnostic_messages(course):
     assert "split the wrong way" in v("mha_wrong_head_split", "multi_head_attention")
     assert "w_o" in v("mha_no_output_projection", "multi_head_attention")
     assert "residual" in v("layer_no_residual", "encoder_layer")
-    assert "norm order" in v("layer_norm_order_swapped", "encoder_layer")
+    assert "wrong way round" in v("layer_norm_order_swapped", "encoder_layer")
+    assert "weights before dropout" in v("mha_weights_after_dropout", "multi_head_attention")
+    assert "no dropout acts on the attention weights" in v("mha_no_dropout", "multi_head_attention")
+    assert "linear2's output" in v("ffn_dropout_after_linear2", "feed_forward")
+    assert "residual adds the normalized x" in v("layer_pre_ln_residual_from_norm", "encoder_layer")
+    assert "dropout1" in v("layer_no_dropout1", "encoder_layer")
+    assert "not from pad_id" in v("encoder_pad_id_hard_coded", "encoder")
+    assert "before the positions are added" in v("encoder_dropout_before_positions", "encoder")
+    assert "persistent=False" in v("encoder_persistent_pe", "encoder")
+    assert "float32" in v("pe_float64", "positional_encoding")
     assert "sqrt(d_model)" in v("encoder_no_embedding_scale", "encoder")
     assert "timed out" in v("infinite_loop", "attention")
     assert "timed out" in v("interrupt_ignoring_loop", "feed_forward")
@@ -169,7 +180,8 @@ def test_feedback_and_export(course):
     _run([str(BIN / "nbgrader"), "export", "--to", str(root / "grades.csv")], cwd=root)
     rows = (root / "grades.csv").read_text().splitlines()
     by_student = {r.split(",")[3]: r.split(",") for r in rows[1:]}
-    assert float(by_student["source"][7]) == AUTOGRADED_POINTS and float(by_student["release"][7]) == 0.0
+    autograded = sum(points(nbformat.read(REPO / "notebooks" / ASSIGNMENT / f"{NOTEBOOK}.ipynb", as_version=4)).values())
+    assert float(by_student["source"][7]) == autograded and float(by_student["release"][7]) == 0.0
 
 
 def test_regrading_is_stable(course):
