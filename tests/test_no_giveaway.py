@@ -156,20 +156,12 @@ def _shown(path: Path) -> list[str]:
             if any(re.search(rf"\b{name}\b", arg) for name in SHOWN_NAMES)]
 
 
-# Lectures 01-06 on this branch still show the references (issue 19 has them rewritten in parallel):
-# the lead removes this mark once the rewritten lectures are merged.
-_XFAIL = pytest.mark.xfail(reason="lectures 01-06 still show graded parts' references (being rewritten for issue 19)",
-                           strict=False)
-
-
-@_XFAIL
 @pytest.mark.parametrize("path", LECTURES, ids=[p.stem for p in LECTURES])
 def test_no_lecture_holds_more_than_half_of_a_graded_part(path):
     found = _too_much({path.name: lecture_text(path)})
     assert not found, "\n".join(found)
 
 
-@_XFAIL
 @pytest.mark.parametrize("path", LECTURES, ids=[p.stem for p in LECTURES])
 def test_no_lecture_shows_the_source_of_a_graded_part(path):
     assert not _shown(path), f"{path.name} calls show_source on {_shown(path)}"
