@@ -1,33 +1,49 @@
-# The course's two entry points: `make lab` and `make test`.
-# Both create .venv when it is missing and (re)install when pyproject.toml changes.
+# The course's two entry points: `make lab` (a student's set-up, then JupyterLab) and `make test`
+# (the developer's set-up, then every test). Both create .venv when it is missing and install again
+# when pyproject.toml or the torch installer changes. `make setup` sets up what `make lab` needs and
+# serves nothing. TORCH_INDEX=cpu|cuXYZ|pip|<index URL>|<wheel folder> overrides the choice of
+# PyTorch build (tools/install_torch.py says what it chose, and why).
 
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 # JupyterLab refuses to run as root without --allow-root (containers, CI).
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
-.PHONY: setup lab test test-fast nbval browser-deps hub-deps hub-demo bench clean figures
+.PHONY: setup setup-dev lab test test-fast nbval browser-deps hub-deps hub-demo bench clean figures
 
 setup: $(STAMP)
+setup-dev: $(DEV_STAMP)
 
-$(STAMP): pyproject.toml
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+# The student's environment: PyTorch (tools/install_torch.py: the CPU build unless there is an
+# NVIDIA GPU), then the course and its `lab` extra (JupyterLab, nbgrader). Nothing for tests.
+$(STAMP): pyproject.toml tools/install_torch.py
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || { \
+	  echo "The course needs Python 3.11 or newer as $(PYTHON) (make PYTHON=python3.12 lab picks another)." >&2; exit 1; }
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); \
+	  echo "Could not create $(VENV). On Debian and Ubuntu: sudo apt-get install python3-venv" >&2; exit 1; }
 	$(PY) -m pip install -q --upgrade pip
-	# The pin matters: torch 2.13.0 is the CPU build on this machine; anything else pulls CUDA.
-	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e ".[dev]"
+	$(PY) tools/install_torch.py
+	$(PY) -m pip install -q -e ".[lab]"
 	# Build matplotlib's font cache now, not in a notebook's first cell (it writes to stderr).
 	MPLBACKEND=Agg $(PY) -c "import matplotlib.pyplot"
 	@touch $(STAMP)
 
+# The developer's environment: the above, plus the `dev` extra (pytest, nbval, Playwright,
+# transformers for the parity tests, JupyterHub for the hub test).
+$(DEV_STAMP): $(STAMP)
+	$(PY) -m pip install -q -e ".[dev]"
+	@touch $(DEV_STAMP)
+
 # The server's root is the repository (the nbgrader course directory, so the formgrader works);
 # the browser opens on notebooks/.
+# LAB_ARGS adds options: make lab LAB_ARGS="--no-browser --port 8899"
 lab: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir=. \
-	  --LabApp.default_url=/lab/tree/notebooks
+	  --LabApp.default_url=/lab/tree/notebooks $(LAB_ARGS)
 
 # Debian's Chromium for the browser tests (Playwright drives it; it never downloads a browser).
 browser-deps:
@@ -51,18 +67,18 @@ $(CHP):
 
 # The hub test's class, by hand (root: it makes Unix accounts): JupyterHub on http://127.0.0.1:8000
 # with an instructor and three students, 07_exercise released; Ctrl-C removes it all again.
-hub-demo: $(STAMP) hub-deps
+hub-demo: $(DEV_STAMP) hub-deps
 	$(PY) tests/hub/hub_class.py --port 8000
 
 # nbgrader calls alembic from PATH: the venv's bin comes first.
-test: $(STAMP) browser-deps hub-deps
+test: $(DEV_STAMP) browser-deps hub-deps
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest -p no:cacheprovider --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg tests $(NOTEBOOKS)
 
 # Unit tests only (no notebooks, no browser): the quick loop while editing course_lib.
-test-fast: $(STAMP)
+test-fast: $(DEV_STAMP)
 	$(PY) -m pytest -p no:cacheprovider -m "not browser and not slow" tests
 
-nbval: $(STAMP)
+nbval: $(DEV_STAMP)
 	$(PY) -m pytest -p no:cacheprovider --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg $(NOTEBOOKS)
 
 # The course's conceptual figures in res/: deterministic SVG drawn by course_lib.plots.diagrams.
@@ -73,7 +89,7 @@ figures: $(STAMP)
 	$(PY) -m course_lib.plots.figures res
 	for f in notebooks/07_exercise/figures/*.svg; do cp res/$$(basename $$f) $$f; done
 
-bench: $(STAMP)
+bench: $(DEV_STAMP)
 	$(PY) benchmarks/encoder_throughput.py
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) benchmarks/autograde_speed.py
 
