@@ -20,6 +20,7 @@ setup-dev: $(DEV_STAMP)
 
 # The student's environment: PyTorch (tools/install_torch.py: the CPU build unless there is an
 # NVIDIA GPU), then the course and its `lab` extra (JupyterLab, nbgrader). Nothing for tests.
+# Last, matplotlib builds its font cache here rather than in a notebook's first cell (it writes to stderr).
 $(STAMP): pyproject.toml tools/install_torch.py
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || { \
 	  echo "The course needs Python 3.11 or newer as $(PYTHON) (make PYTHON=python3.12 lab picks another)." >&2; exit 1; }
@@ -28,7 +29,6 @@ $(STAMP): pyproject.toml tools/install_torch.py
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) tools/install_torch.py
 	$(PY) -m pip install -q -e ".[lab]"
-	# Build matplotlib's font cache now, not in a notebook's first cell (it writes to stderr).
 	MPLBACKEND=Agg $(PY) -c "import matplotlib.pyplot"
 	@touch $(STAMP)
 

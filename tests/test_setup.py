@@ -118,3 +118,25 @@ def test_make_test_sets_up_the_developers_extras():
     dev = pyproject_requirements(extras=("dev",))
     for needed in ("pytest", "nbval", "playwright", "jupyterhub", "transformers"):
         assert needed in dev, f"the dev extra lacks {needed}"
+
+
+def test_one_version_everywhere():
+    """pyproject.toml, course_lib.__version__, CITATION.cff and the newest CHANGELOG.md entry agree,
+    so a class can pin the version it was taught with."""
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    init = re.search(r'^__version__ = "([^"]+)"', (ROOT / "course_lib" / "__init__.py").read_text(), re.M)
+    citation = re.search(r"^version: *\"?([^\"\s]+)", (ROOT / "CITATION.cff").read_text(), re.M)
+    changelog = re.search(r"^## (\S+) \(", (ROOT / "CHANGELOG.md").read_text(), re.M)
+    assert init and init.group(1) == version
+    assert citation and citation.group(1) == version
+    assert changelog and changelog.group(1) == version
+
+
+def test_licences_cover_code_and_material():
+    assert "MIT License" in (ROOT / "LICENSE").read_text()
+    cc = (ROOT / "LICENSE-CC-BY-4.0.md").read_text()
+    assert "https://creativecommons.org/licenses/by/4.0/legalcode" in cc
+    for covered in ("res/", "docs/", "notebooks/07_exercise/figures/", "markdown cells"):
+        assert covered in cc
+    citation = (ROOT / "CITATION.cff").read_text()
+    assert "cff-version: 1.2.0" in citation and "- MIT" in citation and "- CC-BY-4.0" in citation
