@@ -1,33 +1,55 @@
-# The course's two entry points: `make lab` and `make test`.
-# Both create .venv when it is missing and (re)install when pyproject.toml changes.
+# The course's two entry points: `make lab` (a student's set-up, then JupyterLab) and `make test`
+# (the developer's set-up, then every test). Both create .venv when it is missing and install again
+# when pyproject.toml or the torch installer changes. `make setup` sets up what `make lab` needs and
+# serves nothing. TORCH_INDEX=cpu|cuXYZ|pip|<index URL>|<wheel folder> overrides the choice of
+# PyTorch build (tools/install_torch.py says what it chose, and why).
 
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
+SITE_STAMP := $(VENV)/.installed-site
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 # JupyterLab refuses to run as root without --allow-root (containers, CI).
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
-.PHONY: setup lab test test-fast nbval nbval-cpus site browser-deps hub-deps hub-demo bench clean figures
+.PHONY: setup setup-dev lab test test-fast nbval nbval-cpus site browser-deps hub-deps hub-demo bench clean figures
 
 setup: $(STAMP)
+setup-dev: $(DEV_STAMP)
 
-$(STAMP): pyproject.toml
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+# The student's environment: PyTorch (tools/install_torch.py: the CPU build unless there is an
+# NVIDIA GPU), then the course and its `lab` extra (JupyterLab, nbgrader). Nothing for tests.
+# Last, matplotlib builds its font cache here rather than in a notebook's first cell (it writes to stderr).
+$(STAMP): pyproject.toml tools/install_torch.py
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || { \
+	  echo "The course needs Python 3.11 or newer as $(PYTHON) (make PYTHON=python3.12 lab picks another)." >&2; exit 1; }
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); \
+	  echo "Could not create $(VENV). On Debian and Ubuntu: sudo apt-get install python3-venv" >&2; exit 1; }
 	$(PY) -m pip install -q --upgrade pip
-	# The pin matters: torch 2.13.0 is the CPU build on this machine; anything else pulls CUDA.
-	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e ".[dev]"
-	# Build matplotlib's font cache now, not in a notebook's first cell (it writes to stderr).
+	$(PY) tools/install_torch.py
+	$(PY) -m pip install -q -e ".[lab]"
 	MPLBACKEND=Agg $(PY) -c "import matplotlib.pyplot"
 	@touch $(STAMP)
 
+# The developer's environment: the above, plus the `dev` extra (pytest, nbval, Playwright,
+# transformers for the parity tests, JupyterHub for the hub test).
+$(DEV_STAMP): $(STAMP)
+	$(PY) -m pip install -q -e ".[dev]"
+	@touch $(DEV_STAMP)
+
+# The website's builder: the above, plus the `site` extra (Sphinx, MyST-NB, the book theme).
+$(SITE_STAMP): $(STAMP)
+	$(PY) -m pip install -q -e ".[site]"
+	@touch $(SITE_STAMP)
+
 # The server's root is the repository (the nbgrader course directory, so the formgrader works);
 # the browser opens on notebooks/.
+# LAB_ARGS adds options: make lab LAB_ARGS="--no-browser --port 8899"
 lab: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir=. \
-	  --LabApp.default_url=/lab/tree/notebooks
+	  --LabApp.default_url=/lab/tree/notebooks $(LAB_ARGS)
 
 # Debian's Chromium for the browser tests (Playwright drives it; it never downloads a browser).
 browser-deps:
@@ -51,25 +73,25 @@ $(CHP):
 
 # The hub test's class, by hand (root: it makes Unix accounts): JupyterHub on http://127.0.0.1:8000
 # with an instructor and three students, 07_exercise released; Ctrl-C removes it all again.
-hub-demo: $(STAMP) hub-deps
+hub-demo: $(DEV_STAMP) hub-deps
 	$(PY) tests/hub/hub_class.py --port 8000
 
 # nbgrader calls alembic from PATH: the venv's bin comes first.
-test: $(STAMP) browser-deps hub-deps
+test: $(DEV_STAMP) browser-deps hub-deps
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest -p no:cacheprovider --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg tests $(NOTEBOOKS)
 	$(MAKE) --no-print-directory nbval-cpus
 
 # Unit tests only (no notebooks, no browser): the quick loop while editing course_lib.
-test-fast: $(STAMP)
+test-fast: $(DEV_STAMP)
 	$(PY) -m pytest -p no:cacheprovider -m "not browser and not slow" tests
 
 NBVAL := $(PY) -m pytest -p no:cacheprovider -q --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
-nbval: $(STAMP)
+nbval: $(DEV_STAMP)
 	$(NBVAL) $(NOTEBOOKS)
 
 # The same stored outputs on other CPUs' maths paths: MKL's reproducible mode and oneDNN held to AVX2
 # change the matrix kernels (an AVX-512 machine then computes as an older or another vendor's CPU does).
-nbval-cpus: $(STAMP)
+nbval-cpus: $(DEV_STAMP)
 	MKL_CBWR=COMPATIBLE $(NBVAL) $(NOTEBOOKS)
 	ONEDNN_MAX_CPU_ISA=AVX2 $(NBVAL) $(NOTEBOOKS)
 
@@ -83,10 +105,10 @@ figures: $(STAMP)
 
 # The course website, offline, into build/site/ (index.html at its root): the notebooks as stored, the
 # exercise as released, docs/, the API reference. site/build.py says how; tests/site/ checks it in Chromium.
-site: $(STAMP)
+site: $(SITE_STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) site/build.py
 
-bench: $(STAMP)
+bench: $(DEV_STAMP)
 	$(PY) benchmarks/encoder_throughput.py
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) benchmarks/autograde_speed.py
 

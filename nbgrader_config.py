@@ -20,6 +20,12 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedb
 c.Execute.timeout = 60
 c.Execute.interrupt_on_timeout = True
 
+# `nbgrader validate` prints each failing part's message whole, wrapped at its 90 columns (nbgrader
+# would cut it there, diagnosis and all): see course_lib/grading/validation.py.
+from course_lib.grading.validation import wrap_long_lines  # noqa: E402
+
+wrap_long_lines()
+
 # Deleted test cells come back (from the gradebook) and are graded, rather than silently missing.
 c.OverwriteCells.add_missing_cells = True
 
@@ -33,15 +39,18 @@ c.SandboxGrader.gid = 65534
 
 # Feedback goes to the students: it must not show the hidden tests (their seeds would let a student
 # reproduce the hidden cases), and it must work offline. generate_feedback removes the hidden blocks
-# of the test cells (a student's own cells are left as written), writes the maths as MathML, puts
-# the exercise's figures into the page (the HTML is all a student gets back), and uses a template
-# without nbgrader's MathJax from a CDN: see course_lib/grading/feedback.py.
+# of the test cells (a student's own cells are left as written), names each graded cell after its
+# part in the page's list of scores, writes the maths as MathML, puts the exercise's figures into the
+# page (the HTML is all a student gets back), and uses a copy of nbgrader's page that wraps long
+# messages and loads no MathJax from a CDN: see course_lib/grading/feedback.py and its templates/.
 import nbgrader  # noqa: E402
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
 from nbgrader.preprocessors import GetGrades  # noqa: E402
 
-from course_lib.grading.feedback import TEMPLATES, ClearHiddenTestsInTestCells, MathToMathML  # noqa: E402
+from course_lib.grading.feedback import (TEMPLATES, ClearHiddenTestsInTestCells, MathToMathML,  # noqa: E402
+                                         NameGradedCells)
 
-c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTestsInTestCells, MathToMathML, CSSHTMLHeaderPreprocessor]
-c.HTMLExporter.extra_template_basedirs = [   # ours first: its feedback/mathjax.html.j2 wins; then nbgrader's
+c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTestsInTestCells, NameGradedCells, MathToMathML,
+                                   CSSHTMLHeaderPreprocessor]
+c.HTMLExporter.extra_template_basedirs = [   # ours first: its feedback/*.html.j2 win; then nbgrader's
     TEMPLATES, os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates")]

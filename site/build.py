@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "site"
 EXERCISE = "07_exercise"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-DOC_ORDER = ["teachers_guide", "instructors", "rubric", "customising", "jupyterhub", "sandbox", "publishing",
+DOC_ORDER = ["teachers-guide", "instructors", "rubric", "customising", "jupyterhub", "sandbox", "publishing",
              "notation", "course_lib", "development"]
 REFERENCE_DOCS = {"notation", "course_lib", "development"}      # the rest of docs/ is for instructors
 
@@ -140,7 +140,7 @@ def index_page(stage: Path) -> str:
         "| # | notebook | what you see and do | time |", "|---|---|---|---|", *rows, "",
         "Lectures 01-06 build the encoder piece by piece; 07 is the graded exercise (nbgrader); 08 puts a "
         "real pretrained encoder to work. Instructors: start with " + (
-            "[the teacher's guide](docs/teachers_guide.md)." if (stage / "docs" / "teachers_guide.md").exists()
+            "[the teacher's guide](docs/teachers-guide.md)." if (stage / "docs" / "teachers-guide.md").exists()
             else "[For instructors](docs/instructors.md)."), "",
         toc("Lectures", lecture_docs), toc("The exercise and the capstone", later_docs),
         toc("For instructors", [f"docs/{p.stem}" for p in docs if p.stem not in REFERENCE_DOCS]),

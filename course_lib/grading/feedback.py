@@ -6,8 +6,12 @@ nbgrader_config.py puts these into nbgrader's feedback converter:
   let a student reproduce the hidden cases) and leaves the student's own cells as written;
 * :class:`MathToMathML` turns the TeX of the markdown cells (``$...$``, ``$$...$$``) into MathML,
   which browsers draw themselves, offline, and puts the exercise's figures into the page;
-* ``TEMPLATES`` holds a ``feedback/mathjax.html.j2`` that takes the place of nbconvert's: nbgrader's
-  feedback page would otherwise load MathJax from a CDN (a student offline would see TeX source).
+* :class:`NameGradedCells` names each graded cell after its part ("Part 3: multi-head attention",
+  "Question 9.2") for the page's list of scores, where nbgrader writes "Test cell" thirteen times;
+* ``TEMPLATES`` holds the page's template, ``feedback/index.html.j2`` (nbgrader's, with those names,
+  long messages wrapped to the page's width and the tables' cells spaced), and a
+  ``feedback/mathjax.html.j2`` that takes the place of nbconvert's: nbgrader's feedback page would
+  otherwise load MathJax from a CDN (a student offline would see TeX source).
 """
 
 from __future__ import annotations
@@ -30,6 +34,10 @@ _PIECES = re.compile(r"(?P<code>```.*?```|`[^`\n]*`)"
                      r"|(?<![\\$])\$(?P<inline>[^\s$](?:[^$\n]|\n(?!\n))*?(?<![\s\\]))\$(?!\$)", re.S)
 
 
+# "## Part 3: multi-head attention (4 points)" and "**9.2** The cell below ..." in the exercise's markdown
+_PART = re.compile(r"^#{1,3}\s*(?P<name>Part\s+\d+\s*:.*?)\s*(?:\([^()]*\))?\s*$", re.M)
+_QUESTION = re.compile(r"^\*\*(?P<number>\d+\.\d+)\*\*", re.M)
+
 _IMAGE = re.compile(r"!\[(?P<alt>[^\]]*)\]\((?P<src>[^)\s]+)\)")
 
 
@@ -42,6 +50,35 @@ class ClearHiddenTestsInTestCells(ClearHiddenTests):
         if meta.get("grade") and not meta.get("solution") and cell.cell_type == "code":
             return super().preprocess_cell(cell, resources, index)
         return cell, resources
+
+
+def graded_cell_names(cells) -> dict[str, str]:
+    """grade_id -> a name for each graded cell: the heading of the part it is under ("Part 3:
+    multi-head attention"), or for a written answer the question above it ("Question 9.2");
+    a cell under neither keeps its grade_id."""
+    names, part, question = {}, None, None
+    for cell in cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.get("cell_type") == "markdown" and not meta.get("solution"):
+            source = cell.get("source", "")
+            if (found := list(_PART.finditer(source))):
+                part, question = found[-1].group("name"), None
+            if (found := list(_QUESTION.finditer(source))):
+                question = f"Question {found[-1].group('number')}"
+        if meta.get("grade") or meta.get("task"):
+            written = cell.get("cell_type") == "markdown" or meta.get("task")
+            names[meta["grade_id"]] = (question if written else part) or part or meta["grade_id"]
+    return names
+
+
+class NameGradedCells(Preprocessor):
+    """Puts :func:`graded_cell_names` into ``resources["graded_cell_names"]`` for the page's template."""
+
+    enabled = Bool(True)
+
+    def preprocess(self, nb, resources):
+        resources["graded_cell_names"] = graded_cell_names(nb.cells)
+        return nb, resources
 
 
 def tex_to_mathml(text: str) -> str:

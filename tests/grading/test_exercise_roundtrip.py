@@ -177,6 +177,10 @@ def test_feedback_and_export(course):
     # and it works offline: the maths is MathML, no script or style sheet comes from the network
     assert html.count("<math ") >= 10 and "\\frac" not in html and "\\sqrt" not in html
     assert re.findall(r'<(?:script|link)[^>]*(?:src|href)="(?:https?:)?//[^"]*"', html) == []
+    # the course's page (course_lib/grading/templates/feedback): each part named, long messages wrapped
+    assert '<a href="#test_attention">Part 2: scaled dot-product attention</a> (Score: 0.0 / 3.0)' in html
+    assert '<a href="#answer_reverser">Question 9.5</a>' in html and "Test cell" not in html
+    assert "white-space: pre-wrap" in html
     _run([str(BIN / "nbgrader"), "export", "--to", str(root / "grades.csv")], cwd=root)
     rows = (root / "grades.csv").read_text().splitlines()
     by_student = {r.split(",")[3]: r.split(",") for r in rows[1:]}
