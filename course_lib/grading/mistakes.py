@@ -210,7 +210,7 @@ def _masks(kind: str):
         if kind == "causal":
             t = case.inputs[_FIRST[case.part]].shape[1]
             kpm = case.inputs.get("key_padding_mask")
-            causal = {"attn_mask": torch.ones(t, t, dtype=torch.bool).tril()}
+            causal = {"allow_mask": torch.ones(t, t, dtype=torch.bool).tril()}   # course_lib modules: True = may attend
             return causal if kpm is None else {**causal, "key_padding_mask": kpm}
         kpm = _padding(case)
         if not kpm.any():

@@ -158,11 +158,12 @@ def test_the_from_scratch_rules_fail_a_visible_check(source):
     grader fails it (the same rules, and tripwires on torch's ready-made attention)."""
     good = solved(source, source)
     for name, edits, lost in CHEATS + [f for f in FAULTS if f[0] == "import_os"]:
+        if name in ("patch_everything", "patch_inside_solution_cell", "test_cells_edited", "test_cell_deleted"):
+            continue      # a wrong part behind a cheat: its own bug fails it (and, run here, the cheat would
+                          # patch torch.allclose for every later test of this process)
         bad = apply(good, edits)
         for part in lost:
             candidate = define(bad, part, NAMES[part], as_cell=True)
-            if name in ("patch_everything", "patch_inside_solution_cell", "test_cells_edited", "test_cell_deleted"):
-                continue                                    # a wrong part behind a cheat: its own bug fails it
             with pytest.raises(PartFailed, match="ready-made attention|course_lib's own|may import only") as failure:
                 check(part, candidate)
             assert failure.value.line.startswith(f"Part {PARTS.index(part) + 1}: "), (name, failure.value.line)
