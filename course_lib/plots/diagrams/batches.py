@@ -1,5 +1,5 @@
-"""Batches and the encoder at work (lectures 06 and 08): a padded batch and its mask, and an
-encoder with a per-token head and a pooled head."""
+"""Batches and the encoder at work (lectures 06 and 08): a padded batch and its mask, and the
+topic classifier of lecture 08 (a frozen encoder, mean pooling, a linear head, a softmax)."""
 
 from __future__ import annotations
 
@@ -81,48 +81,41 @@ def draw_padded_batch():
 
 
 def draw_encoder_classifier():
-    """The encoder at work: tokens -> encoder -> one contextual vector per token, read either by
-    a per-token head (a prediction at every position) or pooled into one vector for the sentence
-    (classification, sentence embeddings)."""
-    c = Canvas(8.6, 4.75)
-    c.title("The encoder at work: per-token outputs, or one vector for the sentence")
-    words = ["the", "movie", "was", "great"]
-    xs = [0.9 + 1.2 * t for t in range(len(words))]
-    d, cell = 4, 0.16
+    """The classifier lecture 08 builds: a headline's word pieces (with [CLS], [SEP] and padding) through
+    the frozen MiniLM encoder, the mean of the real tokens' states as the headline's vector ``e``, and
+    a trained linear head with a softmax over the five topics (P(sport) as the notebook computes it)."""
+    c = Canvas(8.6, 5.0)
+    c.title("A topic classifier: a frozen encoder, mean pooling, a trained linear head")
+    words = ["[CLS]", "chelsea", "sack", "mu", "##tu", "[SEP]", "[PAD]", "[PAD]"]
+    real = 6
+    xs = [0.75 + 0.9 * t for t in range(len(words))]
+    d, cell = 4, 0.15
     for t, (x, word) in enumerate(zip(xs, words)):
-        pad = word == "<pad>"
-        c.text(x, 0.3, word, fontsize=10, style="italic", color="0.45" if pad else "black")
+        pad = t >= real
+        c.text(x, 0.3, word, fontsize=9.5, style="italic" if pad else "normal", color="0.45" if pad else "black")
         c.arrow((x, 0.45), (x, 0.75))
-    c.box(xs[0] - 0.5, 0.75, xs[-1] - xs[0] + 1.0, 0.62, "embedding + positions, N encoder layers",
-          fill=COLORS["attn"])
-    c.text(xs[-1] + 0.62, 1.06, "padding, if any,\nis masked", fontsize=9, ha="left", color=NOTE)
+    c.box(xs[0] - 0.42, 0.75, xs[-1] - xs[0] + 0.84, 0.62,
+          "MiniLM (frozen): embedding + positions, 6 encoder layers", fill=COLORS["attn"])
     y_h = 1.75
-    for t, (x, word) in enumerate(zip(xs, words)):
-        pad = word == "<pad>"
+    for t, x in enumerate(xs):
+        pad = t >= real
         c.arrow((x, 1.37), (x, y_h - 0.02))
         c.cells(x - d * cell / 2, y_h, d, cell, BLOCKED_COLOR if pad else COLORS["hidden"],
                 edge="0.6" if pad else position_color(t), lw=1.0)
-        c.text(x + d * cell / 2 + 0.06, y_h + cell / 2, f"$h_{t + 1}$", fontsize=10, ha="left")
+        c.text(x + d * cell / 2 + 0.05, y_h + cell / 2, f"$h_{t + 1}$", fontsize=9.5, ha="left")
         if not pad:
-            c.arrow((x, y_h + cell + 0.02), (x, 2.55))
-            c.cbox(x, 2.75, 0.72, 0.38, "Linear", fill=COLORS["out"], fontsize=9.5)
-            c.arrow((x, 2.94), (x, 3.2))
-            c.text(x, 3.34, f"$y_{t + 1}$", fontsize=10)
-    c.text(xs[0] - 0.5, 3.95, "per-token head: one prediction per position", fontsize=10.5, ha="left",
-           fontweight="bold")
-    c.text(xs[0] - 0.5, 3.68, "(a tag per word; in 08, the reversed or counted sequence)", fontsize=9.5,
-           ha="left", color=NOTE)
-    # pooling: the mean of the real tokens' vectors
-    px = 6.65
-    c.box(xs[0] - 0.45, y_h - 0.1, xs[-1] - xs[0] + 1.1, 0.36, fill="none", edge="0.55", linestyle=(0, (3, 2)),
-          zorder=2, rounding=0.06)
-    c.arrow((xs[-1] + 0.65, y_h + cell / 2), (px - 0.67, y_h + cell / 2))
-    c.cbox(px, y_h + cell / 2, 1.3, 0.5, "mean over the\nreal tokens", fill=COLORS["hidden"], fontsize=9.5)
-    c.arrow((px, y_h + 0.33), (px, 2.55))
-    c.cbox(px, 2.75, 1.35, 0.38, "Linear + softmax", fill=COLORS["out"], fontsize=9.5)
-    c.arrow((px, 2.94), (px, 3.2))
-    c.text(px, 3.34, "positive 0.93   negative 0.07", fontsize=9.5)
-    c.text(px, 3.95, "pooled head: one vector", fontsize=10.5, fontweight="bold")
-    c.text(px, 3.68, "(classification; sentence embedding)", fontsize=9.5, color=NOTE)
-    c.line((5.75, 0.3), (5.75, 4.1), color="0.85", lw=1.0)
+            c.arrow((x, y_h + cell + 0.02), (x, 2.5))
+    # the head, above the real tokens only
+    mx0, mx1 = xs[0] - 0.42, xs[real - 1] + 0.42
+    cx = (mx0 + mx1) / 2
+    c.box(mx0, 2.5, mx1 - mx0, 0.5, "mean over the real tokens, scaled to length 1:  $e$ (384 numbers)",
+          fill=COLORS["hidden"], fontsize=9.5)
+    c.text((xs[real] + xs[-1]) / 2, 2.75, "padding: masked in\nattention, left out\nof the mean", fontsize=8.5,
+           color=NOTE)
+    c.arrow((cx, 3.0), (cx, 3.35))
+    c.box(cx - 1.9, 3.35, 3.8, 0.45, r"Linear:  $e\,W + b$,  then softmax", fill=COLORS["out"],
+          fontsize=9.5)
+    c.text(cx + 2.05, 3.575, "trained: 384 × 5 + 5\n= 1,925 numbers", fontsize=8.5, ha="left", color=NOTE)
+    c.arrow((cx, 3.8), (cx, 4.12))
+    c.text(cx, 4.3, "P(sport) = 0.67,  the largest of the five topics", fontsize=10.5, fontweight="bold")
     return c.fig

