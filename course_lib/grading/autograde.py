@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import glob
 import os
-import re
 import sys
 import time
 import traceback
@@ -46,12 +45,13 @@ from nbgrader.nbgraderformat import MetadataValidator, ValidationError
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput, DeduplicateIds, IgnorePattern,
                                     LimitOutput, NbGraderPreprocessor, OverwriteCells, OverwriteKernelspec,
                                     SaveAutoGrades)
-from traitlets import Float, Integer, List, Unicode
+from traitlets import Bool, Float, Integer, List, Unicode
 from traitlets.config import Configurable
 
 from . import runner, sandbox
 from .pool import ClassGrader
-from .seeds import hidden_seeds
+from .submissions import (assignment_notebooks, find_submissions, missing_hidden, needs_grading, plain_id,
+                          quoted, seeds_of)
 
 _RESULTS: dict = {}          # (student, notebook) -> {part: {"passed": bool, "message": str}}
 
@@ -71,6 +71,8 @@ class SandboxGrader(Configurable):
     gid = Integer(65534, help="Its gid.").tag(config=True)
     level = Unicode("auto", help="root, userns, uid, rlimits, or auto (the strongest available); see the README."
                     ).tag(config=True)
+    visible_only = Bool(False, help="Grade on the visible cases alone when parts have no hidden tests (else "
+                        "the run stops).").tag(config=True)
     hide = List(Unicode(), help="Ignored (kept for old configs): the sandbox shows a part an allow-list of "
                                 "directories, nothing else.").tag(config=True)
 
@@ -117,6 +119,18 @@ class CheckCellMetadataOnce(CheckCellMetadata):
             self.log.error(msg)
             raise ValidationError(msg)
         return nb, resources
+
+
+class OverwriteTestCells(OverwriteCells):
+    """nbgrader's OverwriteCells without its "Attribute 'checksum' for cell test_... has changed" warning:
+    a test cell with hidden tests always differs from its released copy (nbgrader's known false alarm,
+    eight lines a student), and every locked cell is restored from the gradebook all the same. Other
+    changes (a locked cell that is not a test, points, cell types) are still reported."""
+
+    def report_change(self, name, attr, old, new) -> None:
+        if attr == "checksum" and runner.part_of_test(name or "") is not None:
+            return
+        super().report_change(name, attr, old, new)
 
 
 class _MetadataValidator(MetadataValidator):
@@ -199,7 +213,7 @@ def configure_recording(config) -> None:
     notebook against nbformat's schema at the end of each pass rather than after each of its eleven
     preprocessors (``optimistic_validation``): an invalid notebook still stops the recording; and it
     works on the notebook it read rather than on a deep copy (:class:`OwnCopyExporter`)."""
-    config.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells,
+    config.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteTestCells,
                                                CheckCellMetadataOnce]
     config.Autograde.autograde_preprocessors = [
         InjectSandboxResults, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
@@ -220,57 +234,13 @@ def _error(message: str):
                       traceback=[f"\x1b[0;31mAssertionError\x1b[0m: {message}"])
 
 
-def find_submissions(coursedir, assignment_id: str, student_id: str, notebook_id: str) -> list:
-    """[(student, notebook_id, path)] as nbgrader's autograde would find them."""
-    pattern = coursedir.format_path(coursedir.submitted_directory, student_id, assignment_id)
-    regexp = re.escape(os.path.sep).join([
-        coursedir.format_path(coursedir.submitted_directory, "(?P<student_id>[^/]*)", re.escape(assignment_id),
-                              escape=True),
-        "(?P<notebook_id>.*).ipynb"])
-    found = []
-    for folder in sorted(glob.glob(pattern)):
-        for path in sorted(glob.glob(os.path.join(folder, notebook_id + ".ipynb"))):
-            m = re.match(regexp, path)
-            if m:
-                found.append((m.group("student_id"), m.group("notebook_id"), path))
-    return found
-
-
-def _needs_grading(coursedir, force: bool, assignment_id: str, student: str) -> bool:
-    dest = coursedir.format_path(coursedir.autograded_directory, student, assignment_id)
-    if force or not os.path.exists(dest):
-        return True
-    src = coursedir.format_path(coursedir.submitted_directory, student, assignment_id)
-    new, old = coursedir.get_existing_timestamp(src), coursedir.get_existing_timestamp(dest)
-    return new is not None and old is not None and new > old
-
-
-def hidden_source(coursedir, assignment_id: str, notebook_id: str):
-    """The test cells' sources as the gradebook stores them (the hidden-test blocks included), as a
-    notebook-like dict; else the source notebook; else None (then only the visible cases are graded)."""
-    try:
-        from nbgrader.api import Gradebook
-        with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
-            nb = gb.find_notebook(notebook_id, assignment_id)
-            cells = [{"metadata": {"nbgrader": {"grade_id": c.name}}, "source": c.source or ""}
-                     for c in nb.source_cells]
-        if any("BEGIN HIDDEN TESTS" in c["source"] for c in cells):
-            return {"cells": cells}
-    except Exception:                                        # noqa: BLE001 (no gradebook entry yet)
-        pass
-    path = os.path.join(coursedir.format_path(coursedir.source_directory, ".", assignment_id), notebook_id + ".ipynb")
-    if os.path.isfile(path) and not os.path.islink(path):
-        import nbformat
-        return nbformat.read(path, as_version=4)
-    return None
-
-
 class SandboxAutogradeApp(AutogradeApp):
     name = "course_lib-autograde"
     description = "Autograde the encoder exercise: nbgrader's autograde with every part run in a sandbox."
     aliases = {**_nbgrader_aliases, "jobs": "SandboxGrader.jobs", "part-timeout": "SandboxGrader.part_timeout",
                "sandbox": "SandboxGrader.level"}
-    flags = dict(_nbgrader_flags)
+    flags = dict(_nbgrader_flags, **{"visible-only": ({"SandboxGrader": {"visible_only": True}},
+                                                      "Grade on the visible cases alone if hidden tests are missing.")})
 
     def _classes_default(self):
         return [*super()._classes_default(), SandboxGrader]
@@ -298,7 +268,8 @@ class SandboxAutogradeApp(AutogradeApp):
             grader.close()
             give_back(self.coursedir.root, started)
 
-    def _jobs(self) -> list:
+    def _jobs(self, notebooks: list) -> list:
+        """The submissions to grade: the assignment's notebooks only, of students whose id is a plain name."""
         force = bool(self.config.Autograde.get("force", False) or self.config.BaseConverter.get("force", False))
         found = find_submissions(self.coursedir, self.coursedir.assignment_id, self.coursedir.student_id,
                                  self.coursedir.notebook_id)
@@ -306,7 +277,15 @@ class SandboxAutogradeApp(AutogradeApp):
             self.log.error("No submissions match %s", self.coursedir.format_path(
                 self.coursedir.submitted_directory, self.coursedir.student_id, self.coursedir.assignment_id))
             sys.exit(1)
-        jobs = [j for j in found if _needs_grading(self.coursedir, force, self.coursedir.assignment_id, j[0])]
+        for student in sorted({s for s, _, _ in found if not plain_id(s)}):
+            self.log.warning("Not graded: the student id %s is not a plain name (letters, digits, '_.@+-'; nbgrader "
+                             "would strip it or read it as a pattern): rename the folder", quoted(student))
+        extra = sorted({(s, nb) for s, nb, _ in found if plain_id(s) and nb not in notebooks})
+        for student, nb in extra:
+            self.log.warning("Ignored: %s/%s.ipynb is not a notebook of the assignment %s", student, quoted(nb),
+                             notebooks)
+        found = [j for j in found if plain_id(j[0]) and j[1] in notebooks]
+        jobs = [j for j in found if needs_grading(self.coursedir, force, self.coursedir.assignment_id, j[0])]
         if len(jobs) < len(found):
             self.log.info("Skipping %d submission(s) autograded already (use --force to grade them again)",
                           len(found) - len(jobs))
@@ -314,14 +293,25 @@ class SandboxAutogradeApp(AutogradeApp):
 
     def _grade(self, grader, level: str, settings) -> None:
         configure_recording(self.config)            # first: the gradebook's engine is then the workers' too
-        jobs = self._jobs()
-        notebook_ids = sorted({nb for _, nb, _ in jobs})
-        source = hidden_source(self.coursedir, self.coursedir.assignment_id, notebook_ids[0]) if jobs else None
-        if source is None:
-            self.log.warning("No hidden tests found (gradebook or source notebook): grading the visible cases only")
+        notebooks = assignment_notebooks(self.coursedir, self.coursedir.assignment_id)
+        if not notebooks:
+            self.log.error("The assignment %s is in neither the gradebook nor the source folder: run nbgrader "
+                           "generate_assignment first", quoted(self.coursedir.assignment_id))
+            sys.exit(1)
+        jobs = self._jobs(notebooks)
+        seeds = seeds_of(self.coursedir, self.coursedir.assignment_id, notebooks)
+        missing = missing_hidden(seeds)
+        if missing and not settings.visible_only:
+            self.log.error("No hidden tests for %s (neither the gradebook nor the source notebook has their "
+                           "'### BEGIN HIDDEN TESTS' block): not grading the class on the cases it already ran. "
+                           "Run generate_assignment from the instructor's source, or pass --visible-only",
+                           ", ".join(missing))
+            sys.exit(1)
+        if missing:
+            self.log.warning("--visible-only: %s graded on the visible cases alone", ", ".join(missing))
         t0 = time.monotonic()
         root = os.path.join(self.coursedir.root, self.coursedir.submitted_directory)
-        judged = grader.prepare(hidden_seeds(source) if source is not None else {},
+        judged = grader.prepare(seeds,
                                 while_waiting=lambda: _warm_up(jobs, root))
         info = grader.ready()
         self.log.info("Sandbox ready after %.1f s more (its judge made the cases in %.1f s)",

@@ -9,6 +9,7 @@ its family but none of its inputs.
 
 from __future__ import annotations
 
+import builtins
 import re
 
 import numpy as np
@@ -163,6 +164,20 @@ def hide_inputs(text: str) -> str:
     return re.sub(r"\b(size|sizes|dimension|dim|index|length|shape)\s+-?\d+", r"\1 ...", text)
 
 
+_BUILTIN_ERRORS = {name for name, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)}
+
+
+def hidden_error(error: str) -> str:
+    """What a hidden case's error may tell: the kind of exception, never its text (a message that
+    formats its inputs would show the hidden case). Only Python's own exception names pass; the part
+    process's text is not trusted."""
+    if not error.startswith("raised "):
+        return "returned something the part's contract does not allow (its visible cases say what)."
+    name = re.match(r"raised (\w+)", error)
+    kind = name.group(1) if name and name.group(1) in _BUILTIN_ERRORS else "an exception"
+    return f"raised {kind} (the text of an error on a hidden case is not shown)."
+
+
 def judge_case(case: Case, outputs: dict | None, error: str | None = None, want: dict | None = None) -> str | None:
     """None when ``outputs`` (from :func:`harness.run_case`) are right, else a message for the student.
 
@@ -170,7 +185,7 @@ def judge_case(case: Case, outputs: dict | None, error: str | None = None, want:
     """
     head = f"{case.label}: "
     if error is not None:
-        return head + (hide_inputs(error) if case.hidden else error)
+        return head + (hidden_error(error) if case.hidden else error)
     if case.part == "reverse_task":
         message = judge_reverse(case, outputs, want)
         return None if message is None else head + message

@@ -43,28 +43,47 @@ class PartResult:
 
 # ------------------------------------------------------------------ the submission
 
-def symlink_in(path: str, root: str) -> str | None:
-    """The first symbolic link on the way from ``root`` to ``path``, or inside ``path``'s folder."""
+def link_in(path: str, root: str) -> tuple[str, str] | None:
+    """(the first link, "symbolic" or "hard") on the way from ``root`` to ``path``, or inside ``path``'s
+    folder: a symbolic link is never followed, and a file with a second name (``st_nlink > 1``) may be
+    any file its owner could link to (a root-only one, copied to the instructor with the submission)."""
     rel = os.path.relpath(path, root)
     if rel.startswith(".."):
-        return path
+        return path, "symbolic"
     cur = root
     for piece in rel.split(os.sep):
         cur = os.path.join(cur, piece)
         if os.path.islink(cur):
-            return cur
+            return cur, "symbolic"
     for folder, dirs, files in os.walk(os.path.dirname(path), followlinks=False):
         for name in dirs + files:
-            if os.path.islink(os.path.join(folder, name)):
-                return os.path.join(folder, name)
+            info = os.lstat(os.path.join(folder, name))
+            if stat.S_ISLNK(info.st_mode):
+                return os.path.join(folder, name), "symbolic"
+            if not stat.S_ISDIR(info.st_mode) and info.st_nlink > 1:
+                return os.path.join(folder, name), "hard"
+    return None
+
+
+def malformed(nb) -> str | None:
+    """Why the notebook's cells are not what nbgrader can read (a cell whose metadata, or nbgrader's
+    part of it, is not an object, e.g. ``"nbgrader": null``), or None."""
+    for i, cell in enumerate(nb.get("cells", [])):
+        meta = cell.get("metadata") if isinstance(cell, dict) else None
+        if not isinstance(meta, dict):
+            return f"cell {i} has no metadata object"
+        if "nbgrader" in meta and not isinstance(meta["nbgrader"], dict):
+            return f"cell {i}'s nbgrader metadata is not an object"
     return None
 
 
 def read_notebook(path: str, root: str):
     """(notebook, None) or (None, why it is not a valid submission). Links are never followed."""
-    link = symlink_in(path, root)
+    link = link_in(path, root)
     if link is not None:
-        return None, f"the submission contains a symbolic link ({os.path.relpath(link, root)}), which is not followed"
+        what = "symbolic link" if link[1] == "symbolic" else "hard link (a file with a second name)"
+        return None, (f"the submission contains a {what} ({os.path.relpath(link[0], root)}), "
+                      f"which is not {'followed' if link[1] == 'symbolic' else 'copied'}")
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as e:
@@ -73,13 +92,17 @@ def read_notebook(path: str, root: str):
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_NOTEBOOK_BYTES:
             return None, "the notebook is not a regular file of at most 20 MiB"
+        if info.st_nlink > 1:
+            return None, "the notebook is a hard link (a file with a second name), which is not copied"
         import nbformat
         with os.fdopen(fd, "rb", closefd=False) as f:
-            return nbformat.reads(f.read().decode("utf-8"), as_version=4), None
+            nb = nbformat.reads(f.read().decode("utf-8"), as_version=4)
     except Exception as e:                                  # noqa: BLE001
         return None, f"the notebook could not be read ({type(e).__name__})"
     finally:
         os.close(fd)
+    why = malformed(nb)
+    return (None, f"the notebook is malformed: {why}") if why else (nb, None)
 
 
 def solution_sources(nb) -> dict[str, str]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import builtins
 import csv
+import glob
 import io
 import keyword
 import os
@@ -35,6 +36,7 @@ from pathlib import Path
 
 from .parts import NAMES, PARTS
 from .runner import MAX_NOTEBOOK_BYTES, read_notebook
+from .submissions import plain_id
 
 N = 6                  # tokens per n-gram
 THRESHOLD = 0.8        # a flag from this share of shared n-grams on
@@ -237,7 +239,9 @@ def report(root: Path, assignment: str, source_dir=None, submitted="submitted", 
     """The report of a course directory: (text, the CSV's path)."""
     folders = [Path(source_dir)] if source_dir else [root / "notebooks" / assignment, root / "source" / assignment]
     sources = [p for f in folders for p in sorted(f.glob("*.ipynb"))]
-    found = sorted((root / submitted).glob(f"*/{assignment}/*.ipynb"))
+    names = {p.stem for p in sources}                 # the assignment's notebooks, of plain ids only (as graded)
+    found = sorted(p for p in (root / submitted).glob(f"*/{glob.escape(assignment)}/*.ipynb")
+                   if plain_id(p.parts[-3]) and (not names or p.stem in names))
     if not found:
         return f"similarity: no submissions under {root / submitted}/*/{assignment}/", None
     many = len({p.stem for p in found}) > 1
