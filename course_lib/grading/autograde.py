@@ -259,7 +259,14 @@ class SandboxAutogradeApp(AutogradeApp):
         NbGrader.start(self)
         self._assignment()
         settings = SandboxGrader(parent=self)
-        level = sandbox.detect_level(settings.level)
+        try:
+            level = sandbox.detect_level(settings.level)
+            forced = sandbox.confirm_level(level, forced=True)
+        except sandbox.SandboxError as e:
+            self.log.error("Not grading: %s", e)
+            sys.exit(1)
+        if forced:
+            self.log.warning("%s", forced)
         grader = ClassGrader(level, settings.options(), settings.jobs, settings.student_timeout)
         started = time.time()
         try:
@@ -316,11 +323,12 @@ class SandboxAutogradeApp(AutogradeApp):
         info = grader.ready()
         self.log.info("Sandbox ready after %.1f s more (its judge made the cases in %.1f s)",
                       time.monotonic() - t0, judged)
-        self.log.info("Grading %d notebook(s), %d at a time, in a sandbox: level %s, cgroup %s, seccomp %s",
-                      len(jobs), settings.jobs, level, info.get("cgroup") or "none", info.get("seccomp"))
-        if level in ("rlimits", "uid"):
-            self.log.warning("Sandbox level %r: no namespaces, so a part sees the machine's files (Python's own "
-                             "file functions are refused, native ones are not): see the README", level)
+        self.log.info("Grading %d notebook(s), %d at a time, in a sandbox: level %s, cgroup %s, seccomp %s, "
+                      "Landlock ABI %s", len(jobs), settings.jobs, level, info.get("cgroup") or "none",
+                      info.get("seccomp"), info.get("landlock") or "none")
+        if level in sandbox.WEAK and info.get("landlock"):
+            self.log.info("Sandbox level %r: no namespaces; Landlock (ABI %s) confines each part's files (it reads "
+                          "Python's own, writes nothing, sees no /proc): see docs/sandbox.md", level, info["landlock"])
         pattern = self.coursedir.student_id
 
         def record(student, results):

@@ -37,7 +37,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-from . import confine, wire
+from . import confine, landlock, wire
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ZYGOTE, HARNESS = os.path.join(HERE, "zygote.py"), os.path.join(HERE, "harness.py")
@@ -65,8 +65,36 @@ class SandboxOptions:
     level: str = "auto"                   # "auto" | "root" | "userns" | "uid" | "rlimits"
 
 
+class WeakSandbox(SandboxError):
+    """Only a level without namespaces is possible here, and the kernel has no Landlock to confine
+    a part's files: refused unless the level is asked for by name (``--sandbox uid|rlimits``)."""
+
+
+WEAK = ("uid", "rlimits")
+
+
+def confirm_level(level: str, forced: bool, abi: int | None = None) -> str | None:
+    """For a level without namespaces: None when Landlock confines the part's files (``abi`` > 0), a
+    warning to log when the level was asked for by name, else :class:`WeakSandbox`."""
+    if level not in WEAK:
+        return None
+    abi = landlock.abi() if abi is None else abi
+    if abi > 0:
+        return None
+    whose = "nobody's" if level == "uid" else "your account's"
+    text = (f"sandbox level {level!r} without Landlock (this kernel has none): no namespace and no file "
+            f"allow-list, so a part's native code (torch.from_file, np.fromfile, np.memmap) can read and "
+            f"write whatever {whose} files allow, /proc included, and leave files in /tmp, /var/tmp, "
+            f"/dev/shm, /run/lock")
+    if not forced:
+        raise WeakSandbox(text + ". Grade in a VM or container where namespaces or Landlock work, or pass "
+                                 f"--sandbox {level} to accept this")
+    return "FORCED: " + text
+
+
 def detect_level(requested: str = "auto") -> str:
-    """The strongest level this machine allows (probed once with a throwaway child)."""
+    """The strongest level this machine allows (probed once with a throwaway child). A level without
+    namespaces is refused when the kernel has no Landlock, unless asked for by name (:func:`confirm_level`)."""
     if requested != "auto":
         if requested not in LEVELS:
             raise ValueError(f"sandbox level: expected one of {LEVELS}, got {requested!r}")
@@ -84,7 +112,9 @@ def detect_level(requested: str = "auto") -> str:
         _, status = os.waitpid(pid, 0)
         if os.waitstatus_to_exitcode(status) == 0:
             return level
-    return "uid" if os.geteuid() == 0 else "rlimits"
+    level = "uid" if os.geteuid() == 0 else "rlimits"
+    confirm_level(level, forced=False)
+    return level
 
 
 def python_paths() -> dict:

@@ -111,7 +111,7 @@ class Zygote:
     def __init__(self, cfg: dict, libs: dict):
         self.cfg, self.level = cfg, cfg["level"]
         self.wire, self.confine, self.cgroups = libs["wire"], libs["confine"], libs["cgroups"]
-        self.seccomp, self.guard = libs["seccomp"], libs["guard"]
+        self.seccomp, self.guard, self.landlock = libs["seccomp"], libs["guard"], libs["landlock"]
         self.sock, self.pid, self.cases = cfg["fd"], os.getpid(), {}
 
     def start(self, warm: tuple | None = None) -> dict:
@@ -133,6 +133,7 @@ class Zygote:
                 "cgroup": None if self.cg is None else f"v{self.cg.version}",
                 "cgroup_paths": [] if self.cg is None else self.cg.paths(),
                 "seccomp": self.seccomp.supported(), "dumpable": self.confine.dumpable(),
+                "landlock": self.landlock.abi(),
                 "modules": sorted({m.split(".")[0] for m in sys.modules})}
 
     def serve(self) -> None:
@@ -257,6 +258,8 @@ def part_process(z: Zygote, req: dict, members: list, fds: tuple, cg, arrays: li
         deps = z.guard.load_dependencies(f"_references_{os.getpid()}", req["deps"], req["exports"], arrays)
         compiled = [_compile(m["source"], m["part"]) for m, _, _ in members]
         layers = req.get("layers", {})
+        if layers.get("landlock", True):                         # the kernel's file allow-list, every level
+            z.landlock.restrict(req["read_roots"], ["/tmp"] if namespaced else [])
         if layers.get("seccomp", True) and z.seccomp.supported():
             z.seccomp.install(os.getpid())
         if layers.get("guard", True):
@@ -448,10 +451,11 @@ def main() -> None:
     import cgroups
     import confine
     import guard
+    import landlock
     import seccomp
     confine.die_with_parent(cfg["grader_pid"])
     confine.prctl(confine.PR_SET_DUMPABLE, 0)          # a process of the same uid cannot read our memory
-    libs = dict(confine=confine, cgroups=cgroups, seccomp=seccomp, guard=guard)
+    libs = dict(confine=confine, cgroups=cgroups, seccomp=seccomp, guard=guard, landlock=landlock)
     if cfg.get("slots"):
         libs["wire"] = _wire(cfg)
         _mother(cfg, libs)
