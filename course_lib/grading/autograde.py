@@ -21,7 +21,9 @@ Options (also settable in nbgrader_config.py as ``c.SandboxGrader.<name>``): ``-
 from __future__ import annotations
 
 import glob
+import logging
 import os
+import signal
 import sys
 import time
 import traceback
@@ -48,7 +50,7 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Clea
 from traitlets import Bool, Float, Integer, List, Unicode
 from traitlets.config import Configurable
 
-from . import runner, sandbox
+from . import cgroups, runner, sandbox
 from .pool import ClassGrader
 from .submissions import (assignment_notebooks, find_submissions, missing_hidden, needs_grading, plain_id,
                           quoted, seeds_of)
@@ -267,8 +269,24 @@ class SandboxAutogradeApp(AutogradeApp):
             sys.exit(1)
         if forced:
             self.log.warning("%s", forced)
+        for path in cgroups.sweep():
+            self.log.warning("Removed the cgroup %s, left by a grader that was killed", path)
         grader = ClassGrader(level, settings.options(), settings.jobs, settings.student_timeout)
-        started = time.time()
+        started, me = time.time(), os.getpid()
+
+        def terminate(signum, frame):
+            """SIGTERM (or SIGINT, SIGHUP): end the slots, the sandbox and its cgroups now, then exit (a
+            slot's fork, which inherits this handler, just ends)."""
+            if os.getpid() != me:
+                os._exit(128 + signum)
+            signal.signal(signum, signal.SIG_IGN)
+            self.log.warning("Received %s: ending the grading processes and the sandbox", signal.Signals(signum).name)
+            grader.kill()
+            give_back(self.coursedir.root, started)
+            logging.shutdown()
+            os._exit(128 + signum)
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(signum, terminate)
         try:
             self._grade(grader, level, settings)
         finally:

@@ -84,6 +84,63 @@ def remove(path: str, wait: float = 3.0) -> bool:
     return True
 
 
+PREFIX = "course-grader-"
+
+
+def base_name(grader_pid: int) -> str:
+    """A zygote's base cgroup name: the grader's pid (host namespace) first, so that :func:`sweep` can
+    tell an orphan (its grader is gone) from the cgroups of a grader still running."""
+    return f"{PREFIX}{grader_pid}-{os.urandom(6).hex()}"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def parents() -> list:
+    """Where a zygote of this process may make its base cgroups (each hierarchy's root, and this
+    process's own cgroup in it)."""
+    try:
+        v2, v1 = _mounts()
+        own = _own()
+    except OSError:
+        return []
+    found = set()
+    if v2 is not None:
+        found |= {v2 + own.get("", "/").rstrip("/"), v2}
+    for c, (point, root) in v1.items():
+        rel = own.get(c, "/")
+        rel = rel[len(root):] if root != "/" and rel.startswith(root) else rel
+        found |= {point + rel.rstrip("/"), point}
+    return sorted(p for p in found if os.path.isdir(p))
+
+
+def sweep() -> list:
+    """At a grader's start-up (root): remove the ``course-grader-*`` cgroups whose grader is gone (one
+    killed before it could clean up), killing what is still in them. The paths removed."""
+    if os.geteuid() != 0:
+        return []
+    removed = []
+    for parent in parents():
+        try:
+            names = [n for n in os.listdir(parent) if n.startswith(PREFIX)]
+        except OSError:
+            continue
+        for name in names:
+            owner = name[len(PREFIX):].split("-")[0]
+            if owner.isdigit() and _alive(int(owner)):
+                continue                                   # its grader still runs
+            if remove(os.path.join(parent, name), wait=1.0):
+                removed.append(os.path.join(parent, name))
+    return removed
+
+
 def _kill(pid: int) -> None:
     try:
         os.kill(pid, signal.SIGKILL)

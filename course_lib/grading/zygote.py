@@ -120,7 +120,7 @@ class Zygote:
         self.torch, self.harness, watched = warm or (*_warm(self.cfg["harness"]), None)
         self.guard.install(self.torch, watched)
         root = self.level in ("root", "uid")
-        self.cg = self.cgroups.Cgroups.open(f"course-grader-{os.urandom(6).hex()}") if root else None
+        self.cg = self.cgroups.Cgroups.open(self.cgroups.base_name(self.cfg["grader_pid"])) if root else None
         if self.level in ("root", "userns"):
             self.pid_ns = self.confine.own_pid_namespace()
             self.confine.build_view(self.cfg["readonly"], self.cfg["hidden"])
