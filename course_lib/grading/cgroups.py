@@ -10,6 +10,7 @@ hierarchies). The zygote opens the base directories before it leaves the host's 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import time
 
@@ -122,8 +123,9 @@ def parents() -> list:
 
 
 def sweep() -> list:
-    """At a grader's start-up (root): remove the ``course-grader-*`` cgroups whose grader is gone (one
-    killed before it could clean up), killing what is still in them. The paths removed."""
+    """At a grader's start-up (root): remove the ``course-grader-PID-*`` cgroups whose grader PID is gone
+    (one killed before it could clean up), killing what is still in them. The paths removed. A name
+    without a pid (an older grader's) is left alone: it may belong to a grader still running."""
     if os.geteuid() != 0:
         return []
     removed = []
@@ -133,9 +135,9 @@ def sweep() -> list:
         except OSError:
             continue
         for name in names:
-            owner = name[len(PREFIX):].split("-")[0]
-            if owner.isdigit() and _alive(int(owner)):
-                continue                                   # its grader still runs
+            owner = re.fullmatch(re.escape(PREFIX) + r"(\d+)-[0-9a-f]{12}", name)
+            if owner is None or _alive(int(owner.group(1))):
+                continue                                   # its grader still runs, or whose it is cannot be told
             if remove(os.path.join(parent, name), wait=1.0):
                 removed.append(os.path.join(parent, name))
     return removed

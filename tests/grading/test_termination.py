@@ -108,13 +108,14 @@ def test_sigkill_takes_the_slots_along_and_the_next_start_sweeps(course, tmp_pat
 def test_sweep_removes_orphans_only():
     parent = cgroups.parents()[0]
     dead = max(int(p) for p in os.listdir("/proc") if p.isdigit()) + 10_000
-    orphan, live = (os.path.join(parent, f"{cgroups.PREFIX}{pid}-test") for pid in (dead, os.getpid()))
-    os.mkdir(orphan)
-    os.mkdir(live)
+    orphan, live, unknown = (os.path.join(parent, f"{cgroups.PREFIX}{name}")
+                             for name in (f"{dead}-0123456789ab", f"{os.getpid()}-0123456789ab", "0123456789ab"))
+    for path in (orphan, live, unknown):
+        os.mkdir(path)
     try:
         assert orphan in cgroups.sweep() and not os.path.exists(orphan)
-        assert os.path.isdir(live)
+        assert os.path.isdir(live) and os.path.isdir(unknown)
     finally:
-        for path in (orphan, live):
+        for path in (orphan, live, unknown):
             if os.path.isdir(path):
                 os.rmdir(path)
