@@ -23,6 +23,7 @@ from __future__ import annotations
 import glob
 import logging
 import os
+import select
 import signal
 import sys
 import time
@@ -50,7 +51,7 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Clea
 from traitlets import Bool, Float, Integer, List, Unicode
 from traitlets.config import Configurable
 
-from . import cgroups, runner, sandbox
+from . import cgroups, confine, runner, sandbox
 from .pool import ClassGrader
 from .submissions import (assignment_notebooks, find_submissions, missing_hidden, needs_grading, plain_id,
                           quoted, seeds_of)
@@ -407,17 +408,23 @@ def give_back(root: str, since: float) -> None:
                 os.lchown(path, owner.st_uid, owner.st_gid)
 
 
-def _similarity_summary(app) -> "callable":
+SIMILARITY_DEADLINE = 120.0     # seconds the report may take after the grading is done
+
+
+def _similarity_summary(app, deadline: float = SIMILARITY_DEADLINE) -> "callable":
     """EXERCISE's similarity report of the solution cells (a flag to look at, never a penalty), made by
     a fork of this process while the class is graded (it reads the submitted notebooks, not the
-    grades); the returned call logs it, once it is done."""
+    grades); the returned call logs it, once it is done, or ends the fork ``deadline`` seconds after
+    it was called, with a warning."""
     try:
         from .similarity import summary
     except ImportError:
         return lambda: None
     r, w = os.pipe()
+    grader = os.getpid()
     pid = os.fork()
     if pid == 0:                                             # the report, on the pipe; nothing else
+        confine.die_with_parent(grader)
         os.close(r)
         code = 0
         try:
@@ -432,9 +439,21 @@ def _similarity_summary(app) -> "callable":
     os.close(w)
 
     def log() -> None:
-        with os.fdopen(r, encoding="utf-8") as f:
-            text = f.read()
+        chunks, end = [], time.monotonic() + deadline
+        while True:
+            ready = select.select([r], [], [], max(0.0, end - time.monotonic()))[0]
+            chunk = os.read(r, 1 << 16) if ready else None
+            if not chunk:
+                break
+            chunks.append(chunk)
+        os.close(r)
+        if chunk is None:                                    # past the deadline
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            app.log.warning("The similarity report was not done %g s after the grading: stopped, no report", deadline)
+            return
         os.waitpid(pid, 0)
+        text = b"".join(chunks).decode("utf-8", "replace")
         status, _, text = text.partition(" ")
         if status != "ok":
             app.log.warning("The similarity report failed: %s", text or "its process ended without one")

@@ -26,6 +26,7 @@ import builtins
 import csv
 import glob
 import io
+import itertools
 import keyword
 import os
 import stat
@@ -41,6 +42,8 @@ from .submissions import plain_id
 N = 6                  # tokens per n-gram
 THRESHOLD = 0.8        # a flag from this share of shared n-grams on
 MIN_NGRAMS = 60        # parts with fewer n-grams of their own (a one-line FFN, the Reverser) are never flagged
+MAX_CHARS = 200_000    # of a cell compared (a solution is a few KB; a 20 MiB cell is cut, not compared whole)
+MAX_TOKENS = 20_000    # of a cell compared
 _KEEP = set(keyword.kwlist) | set(dir(builtins)) | {"self", "torch", "nn", "F", "np", "math"}
 _SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING,
          tokenize.ENDMARKER}
@@ -48,18 +51,27 @@ _SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, token
 
 def normalize(source: str) -> list[str]:
     """The cell's tokens without comments, docstrings or layout, the names the student chose as ``ID``
-    (keyword arguments, keywords, builtins and the library's names stay)."""
+    (keyword arguments, keywords, builtins and the library's names stay). Linear in the cell, which
+    is cut at :data:`MAX_CHARS` characters and :data:`MAX_TOKENS` tokens (a solution has a few hundred)."""
+    source = source[:MAX_CHARS]
     try:
-        toks = [t for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type != tokenize.ERRORTOKEN]
+        toks = [t for t in itertools.islice(tokenize.generate_tokens(io.StringIO(source).readline), MAX_TOKENS)
+                if t.type != tokenize.ERRORTOKEN]
     except (tokenize.TokenError, IndentationError, SyntaxError):
-        return source.split()
+        return source.split()[:MAX_TOKENS]
+    nexts: list = [None] * len(toks)               # the next token that is not a line break or a comment
+    after = None
+    for i in range(len(toks) - 1, -1, -1):
+        nexts[i] = after
+        if toks[i].type not in (tokenize.NL, tokenize.COMMENT):
+            after = toks[i]
     out: list[str] = []
     starts_statement, depth = True, 0
     for i, tok in enumerate(toks):
         if tok.type in _SKIP:
             starts_statement = starts_statement or tok.type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
             continue
-        following = next((t for t in toks[i + 1:] if t.type not in (tokenize.NL, tokenize.COMMENT)), None)
+        following = nexts[i]
         if tok.type == tokenize.STRING and starts_statement and (following is None or following.type == tokenize.NEWLINE):
             continue                                                    # a docstring or a bare string
         previous = out[-2:] if len(out) >= 2 else []
