@@ -70,8 +70,9 @@ class SandboxGrader(Configurable):
     max_processes = Integer(8, help="cgroup pids.max of one part (as root; seccomp allows one process anyway).").tag(
         config=True)
     tmp_mb = Integer(16, help="Size of a part's private /tmp, MiB.").tag(config=True)
-    uid = Integer(65534, help="Unprivileged uid the student's code runs as (when the grader is root).").tag(config=True)
-    gid = Integer(65534, help="Its gid.").tag(config=True)
+    uid = Integer(-1, help="Unprivileged uid the student's code runs as (when the grader is root); -1: one of its "
+                           "own (no account, no process), else nobody.").tag(config=True)
+    gid = Integer(-1, help="Its gid (-1: as the uid).").tag(config=True)
     level = Unicode("auto", help="root, userns, uid, rlimits, or auto (the strongest available); see the README."
                     ).tag(config=True)
     visible_only = Bool(False, help="Grade on the visible cases alone when parts have no hidden tests (else "

@@ -126,7 +126,10 @@ def marks_outside() -> list[str]:
     return found
 
 
-def assert_contained(z, outcome=None, uid: int = 65534) -> None:
+PART_UID = sandbox.SandboxOptions().uid        # the parts' own uid: no other process on the machine has it
+
+
+def assert_contained(z, outcome=None, uid: int = PART_UID) -> None:
     """Nothing of the part survives, nothing was left outside, the zygote still serves a correct part."""
     if outcome is not None:
         assert outcome.survivors == 0
