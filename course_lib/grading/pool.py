@@ -183,7 +183,7 @@ class _Worker:
             confine.die_with_parent(grader)
             for fd in (*mine, results_w, handoff_r):
                 os.close(fd)
-            _serve(jobs_r, handoff_w, zygote, sandbox.verdict_over(channel), opts, root)
+            _serve(jobs_r, handoff_w, zygote, verdict_over(channel), opts, root)
         channel.close()                                     # the worker's judging channel: its own
         for fd in (jobs_r, results_w, handoff_r, handoff_w):
             os.close(fd)
@@ -278,3 +278,20 @@ def _grade_student(notebooks, zygote, verdict, opts, root) -> dict:
         out[notebook] = {"invalid": problem, "parts": {p: v.as_dict() for p, v in verdicts.items()}}
     out["\0timing"] = {"grade": time.monotonic() - start}
     return out
+
+
+def verdict_over(channel):
+    """``verdict(part, outcome)`` for :func:`runner.grade_with`: a part's failure is judged here, its
+    outputs by the judge at the other end of ``channel``."""
+    def verdict(part: str, outcome: sandbox.Outcome):
+        if outcome.status != "ok":
+            return runner.judge(part, [], [], outcome)
+        wire.write_message(channel.fileno(), {"part": part, "header": outcome.header, "seconds": outcome.seconds},
+                           list(outcome.arrays))
+        try:
+            answer, _ = wire.read_message(channel.fileno(), time.monotonic() + 300.0)
+        except (EOFError, TimeoutError, ValueError) as e:
+            return runner.PartResult("error", f"{part}: the judge did not answer ({type(e).__name__})",
+                                     outcome.seconds)
+        return runner.PartResult(answer["status"], answer["message"], float(answer.get("seconds", 0.0)))
+    return verdict

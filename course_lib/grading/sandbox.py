@@ -66,54 +66,8 @@ class SandboxOptions:
 
     def __post_init__(self):
         if self.uid < 0 or self.gid < 0:
-            own = dedicated_uid()
+            own = confine.dedicated_uid()
             self.uid, self.gid = (own if self.uid < 0 else self.uid), (own if self.gid < 0 else self.gid)
-
-
-NOBODY = 65534
-_DEDICATED: list = []
-
-
-def dedicated_uid() -> int:
-    """A uid (and gid) for the parts alone, when the grader is root: the highest one below 2**31 that this
-    user namespace maps, with no account, no group and no process; ``nobody`` (65534) if none is found.
-    Unlike ``nobody``'s, it owns no file and shares no process with another service on the machine."""
-    if _DEDICATED:
-        return _DEDICATED[0]
-    import grp
-    import pwd
-    top = 0
-    try:
-        with open("/proc/self/uid_map") as f:
-            for line in f:
-                inside, _, count = (int(x) for x in line.split())
-                top = max(top, min(inside + count - 1, 2 ** 31 - 1))
-    except (OSError, ValueError):
-        top = 0
-    busy = set()
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{entry}/status") as f:
-                busy.update(int(x) for line in f if line.startswith(("Uid:", "Gid:")) for x in line.split()[1:])
-        except (OSError, ValueError):
-            continue
-    found = NOBODY
-    for uid in range(top - 1, max(top - 1000, 1000), -1):
-        if uid in busy or uid == NOBODY:
-            continue
-        try:
-            pwd.getpwuid(uid)
-            continue
-        except KeyError:
-            pass
-        try:
-            grp.getgrgid(uid)
-            continue
-        except KeyError:
-            found = uid
-            break
-    _DEDICATED.append(found)
-    return found
 
 
 class WeakSandbox(SandboxError):
@@ -402,22 +356,3 @@ class Mother:
             self.proc.wait()
         for sock in (self.control, self.passing):
             sock.close()
-
-
-def verdict_over(channel: socket.socket):
-    """``verdict(part, outcome)`` for :func:`runner.grade_with`: a part's failure is judged here, its
-    outputs by the judge at the other end of ``channel``."""
-    from . import runner
-
-    def verdict(part: str, outcome: Outcome):
-        if outcome.status != "ok":
-            return runner.judge(part, [], [], outcome)
-        wire.write_message(channel.fileno(), {"part": part, "header": outcome.header, "seconds": outcome.seconds},
-                           list(outcome.arrays))
-        try:
-            answer, _ = wire.read_message(channel.fileno(), time.monotonic() + 300.0)
-        except (EOFError, TimeoutError, ValueError) as e:
-            return runner.PartResult("error", f"{part}: the judge did not answer ({type(e).__name__})",
-                                     outcome.seconds)
-        return runner.PartResult(answer["status"], answer["message"], float(answer.get("seconds", 0.0)))
-    return verdict
