@@ -15,7 +15,7 @@ import nbformat
 import pytest
 from attack_kit import REPO, descendants
 
-from course_lib.grading import cgroups
+from course_lib.grading.autograder import cgroups
 
 sys.path.insert(0, str(REPO / "tests"))
 from exercise_corpus.submissions import apply, solved  # noqa: E402

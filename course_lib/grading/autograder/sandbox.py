@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from . import confine, landlock, wire
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ZYGOTE, HARNESS = os.path.join(HERE, "zygote.py"), os.path.join(HERE, "harness.py")
+ZYGOTE, HARNESS = os.path.join(HERE, "zygote.py"), os.path.join(os.path.dirname(HERE), "harness.py")
 LEVELS = ("root", "userns", "uid", "rlimits")
 ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "OMP_NUM_THREADS": "1",
        "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
@@ -310,7 +310,7 @@ class Mother:
         pairs = [socket.socketpair() for _ in range(slots + 2)]
         theirs = [b.fileno() for _, b in pairs]
         cfg = dict(self.paths, level=level, slots=theirs[:slots], control=theirs[slots],
-                   channels=theirs[slots + 1], course_lib_parent=os.path.dirname(os.path.dirname(HERE)))
+                   channels=theirs[slots + 1], course_lib_parent=os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
         self.proc = _start(self.python, cfg, theirs, self.log)
         for _, b in pairs:
             b.close()

@@ -16,7 +16,7 @@ an instructor to look at two cells side by side; it decides nothing.
 
 Command line, in the course directory after autograding::
 
-    python -m course_lib.grading.similarity 07_exercise [--csv similarity.csv]
+    python -m course_lib.grading.autograder.similarity 07_exercise [--csv similarity.csv]
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
-from .parts import NAMES, PARTS
+from ..parts import NAMES, PARTS
 from .runner import MAX_NOTEBOOK_BYTES, read_notebook
 from .submissions import plain_id
 
@@ -122,9 +122,9 @@ def references() -> dict[str, str]:
     included, as ``inspect.getsource`` gives it, without importing the module: no torch here)."""
     import ast
 
-    from .. import _MODULE_OF
-    from .parts import CONTRACT_PARTS
-    root = Path(__file__).resolve().parents[1]
+    from ... import _MODULE_OF
+    from ..parts import CONTRACT_PARTS
+    root = Path(__file__).resolve().parents[2]
     out = {}
     for part in CONTRACT_PARTS:
         module = _MODULE_OF[NAMES[part]]
@@ -267,7 +267,7 @@ def report(root: Path, assignment: str, source_dir=None, submitted="submitted", 
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m course_lib.grading.similarity", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m course_lib.grading.autograder.similarity", description=__doc__.split("\n")[0])
     parser.add_argument("assignment")
     parser.add_argument("--root", default=".", help="the course directory (default: here)")
     parser.add_argument("--source", default=None, help="the source folder (default: notebooks/ or source/)")

@@ -349,7 +349,7 @@ def _mother(cfg: dict, libs: dict) -> None:
         os.close(fd)
     del warm
     sys.path.insert(0, cfg["course_lib_parent"])
-    from course_lib.grading import judge
+    from course_lib.grading.autograder import judge
     judge.serve(cfg["control"], cfg["channels"])
     while True:                                                  # the grader is done: wait for the zygotes
         try:
