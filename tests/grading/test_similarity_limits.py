@@ -12,17 +12,21 @@ from course_lib.grading.autograder.similarity import normalize
 
 
 def _seconds(source: str) -> float:
-    start = time.process_time()
-    normalize(source)
-    return time.process_time() - start
+    """The best of three CPU times (one measurement on a loaded machine can be several times off)."""
+    best = float("inf")
+    for _ in range(3):
+        start = time.process_time()
+        normalize(source)
+        best = min(best, time.process_time() - start)
+    return best
 
 
 def test_normalising_is_linear():
     """A 104 KB cell took 12 s when each token looked for the next one through a copy of the rest."""
     line = "y = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d_k), dim=-1)  # a comment\n"
-    small, large = line * 300, line * 1200                             # ~25 KB and ~100 KB
-    assert _seconds(large) < 2.0
-    assert _seconds(large) < 8 * max(_seconds(small), 0.01)             # 4x the cell: about 4x the time
+    assert _seconds(line * 1300) < 2.0                                  # ~104 KB
+    small, large = line * 150, line * 600                               # 4x the cell, below the token cap
+    assert _seconds(large) < 8 * max(_seconds(small), 0.005)            # about 4x the time
 
 
 def test_a_huge_cell_is_cut():
