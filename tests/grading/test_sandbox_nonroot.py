@@ -33,7 +33,8 @@ PROBE = ("import os\ndef probe():\n    r = {'uid': os.getuid(), 'root': sorted(o
          "        except OSError as e:\n            r[p] = type(e).__name__\n    return r\n")
 
 
-ZYGOTE_FILES = ("zygote.py", "wire.py", "confine.py", "cgroups.py", "seccomp.py", "guard.py", "landlock.py", "warmup.py", "harness.py")
+ZYGOTE_FILES = ("zygote.py", "wire.py", "confine.py", "cgroups.py", "seccomp.py", "guard.py", "landlock.py", "warmup.py",
+                "harness.py")
 
 
 def _interpreter(tmp: str) -> tuple[str, dict]:

@@ -255,9 +255,9 @@ _DEDICATED: list = []
 
 
 def dedicated_uid() -> int:
-    """In the grader: a uid (and gid) for the parts alone, when the grader is root: the highest one below 2**31 that this
-    user namespace maps, with no account, no group and no process; ``nobody`` (65534) if none is found.
-    Unlike ``nobody``'s, it owns no file and shares no process with another service on the machine."""
+    """In the grader: a uid (and gid) for the parts alone, when the grader is root: the highest one below
+    2**31 that this user namespace maps, with no account, no group and no process; ``nobody`` (65534) if
+    none is found. Unlike ``nobody``'s, it owns no file and shares no process with another service."""
     if _DEDICATED:
         return _DEDICATED[0]
     import grp

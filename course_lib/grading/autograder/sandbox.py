@@ -310,7 +310,8 @@ class Mother:
         pairs = [socket.socketpair() for _ in range(slots + 2)]
         theirs = [b.fileno() for _, b in pairs]
         cfg = dict(self.paths, level=level, slots=theirs[:slots], control=theirs[slots],
-                   channels=theirs[slots + 1], course_lib_parent=os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
+                   channels=theirs[slots + 1],
+                   course_lib_parent=os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
         self.proc = _start(self.python, cfg, theirs, self.log)
         for _, b in pairs:
             b.close()

@@ -267,7 +267,8 @@ def report(root: Path, assignment: str, source_dir=None, submitted="submitted", 
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m course_lib.grading.autograder.similarity", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m course_lib.grading.autograder.similarity",
+                                     description=__doc__.split("\n")[0])
     parser.add_argument("assignment")
     parser.add_argument("--root", default=".", help="the course directory (default: here)")
     parser.add_argument("--source", default=None, help="the source folder (default: notebooks/ or source/)")
