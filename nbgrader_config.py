@@ -33,8 +33,8 @@ c.OverwriteCells.add_missing_cells = True
 c.SandboxGrader.jobs = 2                 # submissions graded in parallel (one per CPU core)
 c.SandboxGrader.part_timeout = 20.0      # wall-clock seconds per part; a correct part needs < 1 s
 c.SandboxGrader.memory_mb = 2048         # address space a part may add
-c.SandboxGrader.uid = 65534              # the student's code runs as nobody (when grading as root)
-c.SandboxGrader.gid = 65534
+c.SandboxGrader.uid = -1                 # grading as root: the student's code runs as a uid of its own
+c.SandboxGrader.gid = -1                 # (no account, no process; -1 picks one), not as nobody
 
 
 # Feedback goes to the students: it must not show the hidden tests (their seeds would let a student

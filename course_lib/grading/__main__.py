@@ -36,7 +36,7 @@ def main(argv=None) -> int:
         return 2
     _skip_unused_imports()
     _prespawn(argv[1:])
-    from .autograde import main as autograde_main
+    from .autograder.autograde import main as autograde_main
     autograde_main(argv[1:])
     return 0
 
@@ -78,12 +78,12 @@ def _option(argv: list, name: str, default: str) -> str:
 def _prespawn(argv: list) -> None:
     """Start the sandbox now, so that its torch import overlaps nbgrader's start-up (the app adopts it
     if its settings agree, else it starts its own)."""
-    from . import confine, sandbox                  # not torch: the sandbox imports it while we import nbgrader
+    from .autograder import confine, sandbox       # not torch: the sandbox imports it while we import nbgrader
     confine.prctl(confine.PR_SET_DUMPABLE, 0)      # same-uid processes cannot read our memory or environment
     try:
         level = sandbox.detect_level(_option(argv, "sandbox", "auto"))
         jobs = max(1, int(_option(argv, "jobs", "2")))
-    except ValueError:
+    except (ValueError, sandbox.SandboxError):           # the app says why
         return
     sandbox.PRESPAWNED[:] = [level, sandbox.Mother(level, jobs)]
 

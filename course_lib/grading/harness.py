@@ -147,7 +147,8 @@ def train_reverser(case: Case, candidate) -> dict[str, np.ndarray]:
     """Train ``candidate(**model)`` to reverse sequences on the case's batches; predict its test set.
 
     The seed, the batches and the optimizer are the case's, so the run is reproducible (on one
-    thread, bit for bit). Returns the predicted ids of the test sequences and the training losses.
+    thread, bit for bit). Returns the predicted ids of the test sequences, the training losses, and the
+    ids the model predicted before its first step ("untrained": a model that learns starts blind).
     """
     threads = torch.get_num_threads()
     torch.set_num_threads(1)                                  # the same sums in the same order everywhere
@@ -163,6 +164,10 @@ def _train(case: Case, candidate) -> dict[str, np.ndarray]:
     model = _module(candidate, kw["model"], "Reverser")
     vocab = kw["model"]["vocab_size"]
     optimizer = Adam(model.parameters(), lr=kw["lr"])
+    model.eval()
+    with torch.no_grad():                                                # what it knows before it learns
+        untrained = model(case.inputs["test"])
+        untrained = untrained.argmax(dim=-1) if isinstance(untrained, torch.Tensor) else None
     losses = []
     with torch.enable_grad():
         model.train()
@@ -180,7 +185,10 @@ def _train(case: Case, candidate) -> dict[str, np.ndarray]:
     model.eval()
     with torch.no_grad():
         predicted = model(case.inputs["test"]).argmax(dim=-1)
-    return {"predicted": _array(predicted.double(), "the predictions"), "losses": np.array(losses)}
+    out = {"predicted": _array(predicted.double(), "the predictions"), "losses": np.array(losses)}
+    if untrained is not None:
+        out["untrained"] = _array(untrained.double(), "the untrained model's predictions")
+    return out
 
 
 class Adam:

@@ -9,6 +9,7 @@ its family but none of its inputs.
 
 from __future__ import annotations
 
+import builtins
 import re
 
 import numpy as np
@@ -165,17 +166,57 @@ def judge_reverse(case: Case, outputs: dict | None, want: dict | None = None) ->
         return "the training loss became NaN or inf."
     accuracy = float((outputs["predicted"] == test.flip(1).numpy()).mean())
     ceiling = float((want or expected(case))["ceiling"])
+    vocab = case.kwargs["model"]["vocab_size"]
+    blind = _blind_before_training(test, outputs, ceiling)
+    if blind is not None:
+        return blind
     if accuracy >= ceiling + REVERSE_MARGIN:
-        return None
+        return _loss_fell(outputs["losses"], vocab)
     return (f"after training, your Reverser gets {accuracy:.0%} of the reversed tokens right; a model blind to "
             f"positions can reach {ceiling:.0%}, the part asks for {ceiling + REVERSE_MARGIN:.0%}. Does forward "
             "return head(encoder(tokens)) as logits (B, T, vocab_size), without a softmax or a causal mask?")
+
+
+def _blind_before_training(test: torch.Tensor, outputs: dict, ceiling: float) -> str | None:
+    """A model that learns the task starts blind: before training it does no better than a model blind
+    to positions. Else the answer was not learned."""
+    untrained = outputs.get("untrained")
+    if untrained is None or untrained.shape != tuple(test.shape):
+        return "the model made no predictions before training."
+    before = float((untrained == test.flip(1).numpy()).mean())
+    if before >= ceiling:
+        return (f"before any training your Reverser already gets {before:.0%} of the reversed tokens right: the "
+                "answer must be learned by the encoder and the head, not built from the input tokens.")
+    return None
+
+
+def _loss_fell(losses: np.ndarray, vocab: int) -> str | None:
+    """A model that learned starts at about chance, ln(vocab_size), and its loss falls."""
+    if losses.size >= 10 and losses[0] >= 0.5 * np.log(vocab) and losses[-5:].mean() <= 0.8 * losses[0]:
+        return None
+    first, last = (float(losses[0]), float(losses[-5:].mean())) if losses.size else (0.0, 0.0)
+    return (f"the training loss does not fall from chance as a model that learns does (first {first:.2f}, "
+            f"last {last:.2f}; chance is ln(vocab_size) = {np.log(vocab):.2f}).")
 
 
 def hide_inputs(text: str) -> str:
     """A message about a hidden case without its sizes: shapes and indices become "..."."""
     text = re.sub(r"[\[(]\s*-?\d+(?:\s*,\s*-?\d+)*\s*,?\s*[\])]", "(...)", text)
     return re.sub(r"\b(size|sizes|dimension|dim|index|length|shape)\s+-?\d+", r"\1 ...", text)
+
+
+_BUILTIN_ERRORS = {name for name, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)}
+
+
+def hidden_error(error: str) -> str:
+    """What a hidden case's error may tell: the kind of exception, never its text (a message that
+    formats its inputs would show the hidden case). Only Python's own exception names pass; the part
+    process's text is not trusted."""
+    if not error.startswith("raised "):
+        return "returned something the part's contract does not allow (its visible cases say what)."
+    name = re.match(r"raised (\w+)", error)
+    kind = name.group(1) if name and name.group(1) in _BUILTIN_ERRORS else "an exception"
+    return f"raised {kind} (the text of an error on a hidden case is not shown)."
 
 
 def judge_case(case: Case, outputs: dict | None, error: str | None = None, want: dict | None = None) -> str | None:
@@ -185,7 +226,7 @@ def judge_case(case: Case, outputs: dict | None, error: str | None = None, want:
     """
     head = f"{case.label}: "
     if error is not None:
-        return head + (hide_inputs(error) if case.hidden else error)
+        return head + (hidden_error(error) if case.hidden else error)
     if case.part == "reverse_task":
         message = judge_reverse(case, outputs, want)
         return None if message is None else head + message

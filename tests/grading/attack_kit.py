@@ -15,7 +15,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_lib.grading import runner, sandbox
+from course_lib.grading.autograder import runner, sandbox
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCE = REPO / "notebooks" / "07_exercise" / "encoder_from_scratch.ipynb"
@@ -26,7 +26,7 @@ MARK = "course-attack"
 _NB = nbformat.read(SOURCE, as_version=4)
 GOOD = runner.solution_sources(_NB)
 CASES, WANTS = runner.all_cases(_NB)
-OFF = {"seccomp": False, "guard": False}
+OFF = {"seccomp": False, "guard": False, "landlock": False}
 
 
 # the attacks run at this machine's level and, as root, also at the level of a root grader whose
@@ -126,7 +126,10 @@ def marks_outside() -> list[str]:
     return found
 
 
-def assert_contained(z, outcome=None, uid: int = 65534) -> None:
+PART_UID = sandbox.SandboxOptions().uid        # the parts' own uid: no other process on the machine has it
+
+
+def assert_contained(z, outcome=None, uid: int = PART_UID) -> None:
     """Nothing of the part survives, nothing was left outside, the zygote still serves a correct part."""
     if outcome is not None:
         assert outcome.survivors == 0

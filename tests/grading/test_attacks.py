@@ -8,13 +8,15 @@ leave no process behind and write nothing outside the sandbox.
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
 from attack_kit import (CASES, GOOD, WANTS, any_zygote, assert_contained, options, run_part,  # noqa: F401
                         with_prologue, zygote)
 
-from course_lib.grading import runner
+from course_lib.grading.autograder import runner
 
 OS = "o = getattr(torch, 'o' + 's')\n"
 SYS = "s = getattr(torch, 's' + 'ys')\n"
@@ -153,3 +155,30 @@ def test_the_reference_of_the_graded_part_is_not_in_its_process(zygote):  # noqa
     copy = "EncoderLayer = [c for c in nn.Module.__subclasses__() if c.__name__ == 'EncoderLayer'][0]\n"
     result, _ = run_part(zygote, "encoder_layer", copy)
     assert result.status == "failed"
+
+
+def test_another_process_of_nobody_changes_nothing(zygote):  # noqa: F811
+    """The parts run as a uid of their own: a service that runs as ``nobody`` on the grading machine
+    is neither a part's neighbour nor taken for a part's survivor."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to start a process as nobody")
+    other = subprocess.Popen(["sleep", "60"], user=65534, group=65534)
+    try:
+        result, outcome = run_part(zygote, "attention", with_prologue("attention", OS + "o.kill(o.getppid(), 9)\n"))
+        assert result.status == "failed"
+        assert_contained(zygote, outcome)
+        assert other.poll() is None
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_tiocsti_with_high_bits_is_refused(zygote):  # noqa: F811
+    """The kernel reads ioctl's command as 32 bits: the filter compares the low 32 bits, so
+    ``TIOCSTI | 1 << 32`` is refused like TIOCSTI (the guard is off here: a raw system call)."""
+    payload = (SYS + "c = s.modules['ct' + 'ypes']\n"
+               "c.CDLL(None).syscall(16, 0, c.c_ulong(0x5412 | (1 << 32)), c.c_char_p(b'r'))\n")
+    result, outcome = run_part(zygote, "attention", with_prologue("attention", payload),
+                               layers={"guard": False, "landlock": False})
+    assert result.status == "failed" and "system call" in result.message, result.message
+    assert_contained(zygote, outcome)

@@ -249,8 +249,8 @@ def test_no_second_implementation_in_grading():
     """The grader computes no attention, layer or encoder of its own: no softmax, no layer norm,
     no LayerNorm epsilon, no positional formula outside the reference modules."""
     grading = Path(cases_module.__file__).parent
-    files = [grading / f"{name}.py" for name in ("parts", "harness", "cases", "mistakes", "judging", "checks",
-                                                 "similarity")]
+    files = [grading / f"{name}.py" for name in ("parts", "harness", "cases", "mistakes", "judging", "checks")]
+    files.append(grading / "autograder" / "similarity.py")
     files.append(Path(course_lib.__file__).parent / "checks.py")
     for path in files:
         text = path.read_text()

@@ -150,7 +150,7 @@ def test_diagnostic_messages(course):
 
 def test_similarity_report(course):
     """The report runs on the class; the three students who worked alone are not flagged."""
-    proc = _run([sys.executable, "-m", "course_lib.grading.similarity", ASSIGNMENT], cwd=course["root"])
+    proc = _run([sys.executable, "-m", "course_lib.grading.autograder.similarity", ASSIGNMENT], cwd=course["root"])
     rows = (course["root"] / f"similarity_{ASSIGNMENT}.csv").read_text().splitlines()[1:]
     flagged = {r.split(",")[0] for r in rows if r.endswith(",1")}
     assert flagged and not flagged & set(BODIES), proc.stdout

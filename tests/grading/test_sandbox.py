@@ -14,10 +14,10 @@ import time
 
 import numpy as np
 import pytest
-from attack_kit import (CASES, GOOD, LEVEL, OFF, assert_contained, descendants, options, probe, processes_of,
+from attack_kit import (CASES, GOOD, LEVEL, OFF, PART_UID, assert_contained, descendants, options, probe, processes_of,
                         run_part, zygote)  # noqa: F401
 
-from course_lib.grading import policy, runner, sandbox, wire
+from course_lib.grading.autograder import policy, runner, sandbox, wire
 from course_lib.grading.parts import part_of_test
 
 PROBE_FILES = """
@@ -77,7 +77,7 @@ def test_a_part_sees_only_the_allow_list(zygote, tmp_path):  # noqa: F811
     set_by_torch = {k for k in r["env"] if k.startswith("TORCH")}                # e.g. its inductor cache dir
     assert set(r["env"]) - set_by_torch <= set(sandbox.ENV) | {"COURSE_GRADING_DEBUG", "LD_LIBRARY_PATH"}
     if LEVEL == "root":
-        assert r["uid"] == 65534
+        assert r["uid"] == PART_UID != 65534              # its own uid, not nobody's
     assert secret.read_text() == "GRADES"
     assert_contained(zygote)
 
@@ -188,7 +188,7 @@ def probe():
 
 
 def test_a_grandchild_does_not_outlive_the_timeout(zygote):  # noqa: F811
-    before = set(processes_of(65534))
+    before = set(processes_of(PART_UID))
     header, arrays = runner.request("attention", GRANDCHILD, CASES["attention"][:1], options(timeout=2),
                                     zygote.read_roots, probe=True, layers=OFF if VIEW else {},
                                     nproc=1000 if VIEW else 1)
@@ -197,7 +197,7 @@ def test_a_grandchild_does_not_outlive_the_timeout(zygote):  # noqa: F811
     assert outcome.status == "student" and ("timed out" in outcome.failure or not VIEW)
     assert time.monotonic() - start < 8
     assert outcome.survivors == 0
-    assert set(processes_of(65534)) <= before
+    assert set(processes_of(PART_UID)) <= before
     assert_contained(zygote, outcome)
 
 
@@ -322,7 +322,7 @@ def test_part_of_test_prefers_the_longest_name():
 
 
 def test_the_reference_sources_lack_the_graded_part():
-    from course_lib.grading import references
+    from course_lib.grading.autograder import references
     modules, exports = references.for_part("encoder")
     text = "\n".join(src for _, src in modules)
     assert not re.search(r"^class Encoder\b", text, re.M) and re.search(r"^class EncoderLayer\b", text, re.M)

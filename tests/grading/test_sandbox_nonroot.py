@@ -20,7 +20,7 @@ from pathlib import Path
 
 from attack_kit import CASES, GOOD, OFF, WANTS, descendants, running, with_prologue
 
-from course_lib.grading import references, runner, sandbox
+from course_lib.grading.autograder import references, runner, sandbox
 
 NOBODY = 65534
 ATTENTION_PY = str(Path(__file__).resolve().parents[2] / "course_lib" / "attention.py")   # this checkout's
@@ -33,7 +33,8 @@ PROBE = ("import os\ndef probe():\n    r = {'uid': os.getuid(), 'root': sorted(o
          "        except OSError as e:\n            r[p] = type(e).__name__\n    return r\n")
 
 
-ZYGOTE_FILES = ("zygote.py", "wire.py", "confine.py", "cgroups.py", "seccomp.py", "guard.py", "harness.py")
+ZYGOTE_FILES = ("zygote.py", "wire.py", "confine.py", "cgroups.py", "seccomp.py", "guard.py", "landlock.py", "warmup.py",
+                "harness.py")
 
 
 def _interpreter(tmp: str) -> tuple[str, dict]:
@@ -54,7 +55,7 @@ def _interpreter(tmp: str) -> tuple[str, dict]:
     grading = os.path.join(tmp, "grading")
     os.mkdir(grading)
     for name in ZYGOTE_FILES:
-        shutil.copy(os.path.join(sandbox.HERE, name), grading)
+        shutil.copy(sandbox.HARNESS if name == "harness.py" else os.path.join(sandbox.HERE, name), grading)
     for root, dirs, _ in os.walk(tmp):
         for d in dirs:
             os.chmod(os.path.join(root, d), os.stat(os.path.join(root, d)).st_mode | 0o005)

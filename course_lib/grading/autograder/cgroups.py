@@ -10,6 +10,7 @@ hierarchies). The zygote opens the base directories before it leaves the host's 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import time
 
@@ -82,6 +83,64 @@ def remove(path: str, wait: float = 3.0) -> bool:
                 return False
             time.sleep(0.02)
     return True
+
+
+PREFIX = "course-grader-"
+
+
+def base_name(grader_pid: int) -> str:
+    """A zygote's base cgroup name: the grader's pid (host namespace) first, so that :func:`sweep` can
+    tell an orphan (its grader is gone) from the cgroups of a grader still running."""
+    return f"{PREFIX}{grader_pid}-{os.urandom(6).hex()}"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def parents() -> list:
+    """Where a zygote of this process may make its base cgroups (each hierarchy's root, and this
+    process's own cgroup in it)."""
+    try:
+        v2, v1 = _mounts()
+        own = _own()
+    except OSError:
+        return []
+    found = set()
+    if v2 is not None:
+        found |= {v2 + own.get("", "/").rstrip("/"), v2}
+    for c, (point, root) in v1.items():
+        rel = own.get(c, "/")
+        rel = rel[len(root):] if root != "/" and rel.startswith(root) else rel
+        found |= {point + rel.rstrip("/"), point}
+    return sorted(p for p in found if os.path.isdir(p))
+
+
+def sweep() -> list:
+    """At a grader's start-up (root): remove the ``course-grader-PID-*`` cgroups whose grader PID is gone
+    (one killed before it could clean up), killing what is still in them. The paths removed. A name
+    without a pid (an older grader's) is left alone: it may belong to a grader still running."""
+    if os.geteuid() != 0:
+        return []
+    removed = []
+    for parent in parents():
+        try:
+            names = [n for n in os.listdir(parent) if n.startswith(PREFIX)]
+        except OSError:
+            continue
+        for name in names:
+            owner = re.fullmatch(re.escape(PREFIX) + r"(\d+)-[0-9a-f]{12}", name)
+            if owner is None or _alive(int(owner.group(1))):
+                continue                                   # its grader still runs, or whose it is cannot be told
+            if remove(os.path.join(parent, name), wait=1.0):
+                removed.append(os.path.join(parent, name))
+    return removed
 
 
 def _kill(pid: int) -> None:

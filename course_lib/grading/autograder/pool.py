@@ -20,7 +20,7 @@ import select
 import signal
 import time
 
-from . import references, runner, sandbox, wire
+from . import confine, references, runner, sandbox, wire
 
 
 def _mother(level: str, jobs: int) -> sandbox.Mother:
@@ -44,6 +44,7 @@ class ClassGrader:
         self.zygotes = self.mother.zygotes                 # a replaced one is replaced in this list
         self.timing: dict = {}                             # seconds spent grading and recording, summed
         self.replaced: list = []                           # the zygotes killed with a failed slot
+        self.workers: list = []                            # the slots' processes while :meth:`grade` runs
 
     def ready(self) -> dict:
         """The first zygote's hello (level, cgroup, seccomp); SandboxError if one could not start."""
@@ -66,6 +67,17 @@ class ClassGrader:
     def close(self) -> None:
         self.mother.close()
 
+    def kill(self) -> None:
+        """At once (the grader was told to end): the slots' processes, the zygotes with their parts
+        (and their cgroups), the judge."""
+        for w in self.workers:
+            for pid in (w.pid, w.recorder) if w.pid is not None else ():
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        self.mother.kill()
+
     def grade(self, jobs: list, root: str, log=None, record=None) -> tuple[dict, dict]:
         """Grade [(student, notebook, path)] on the cases of :meth:`prepare`. ({(student, notebook):
         {part: verdict dict}}, {(student, notebook): why it is not a valid submission}).
@@ -77,7 +89,7 @@ class ClassGrader:
             by_student.setdefault(student, []).append((notebook, path))
         work = (root, record)
         queue, results, invalid = list(by_student.items()), {}, {}
-        workers = [_Worker(z, self.mother.channel(), self.opts, work) for z in self.zygotes]
+        workers = self.workers = [_Worker(z, self.mother.channel(), self.opts, work) for z in self.zygotes]
         sent: dict = {}                                     # worker -> [[student, notebooks, since], ...], oldest first
         try:
             while queue or any(sent.values()):
@@ -159,16 +171,19 @@ class _Worker:
         self.results, results_w = os.pipe()
         handoff_r, handoff_w = os.pipe()
         mine = (self.jobs, self.results, *_OPEN)                 # other slots' pipes: theirs to end
+        grader = os.getpid()
         self.recorder = os.fork()
         if self.recorder == 0:
+            confine.die_with_parent(grader)                      # a grader killed takes its slots with it
             for fd in (*mine, jobs_r, handoff_w, channel.fileno()):
                 os.close(fd)
             _record(handoff_r, results_w, record)
         self.pid = os.fork()
         if self.pid == 0:
+            confine.die_with_parent(grader)
             for fd in (*mine, results_w, handoff_r):
                 os.close(fd)
-            _serve(jobs_r, handoff_w, zygote, sandbox.verdict_over(channel), opts, root)
+            _serve(jobs_r, handoff_w, zygote, verdict_over(channel), opts, root)
         channel.close()                                     # the worker's judging channel: its own
         for fd in (jobs_r, results_w, handoff_r, handoff_w):
             os.close(fd)
@@ -263,3 +278,20 @@ def _grade_student(notebooks, zygote, verdict, opts, root) -> dict:
         out[notebook] = {"invalid": problem, "parts": {p: v.as_dict() for p, v in verdicts.items()}}
     out["\0timing"] = {"grade": time.monotonic() - start}
     return out
+
+
+def verdict_over(channel):
+    """``verdict(part, outcome)`` for :func:`runner.grade_with`: a part's failure is judged here, its
+    outputs by the judge at the other end of ``channel``."""
+    def verdict(part: str, outcome: sandbox.Outcome):
+        if outcome.status != "ok":
+            return runner.judge(part, [], [], outcome)
+        wire.write_message(channel.fileno(), {"part": part, "header": outcome.header, "seconds": outcome.seconds},
+                           list(outcome.arrays))
+        try:
+            answer, _ = wire.read_message(channel.fileno(), time.monotonic() + 300.0)
+        except (EOFError, TimeoutError, ValueError) as e:
+            return runner.PartResult("error", f"{part}: the judge did not answer ({type(e).__name__})",
+                                     outcome.seconds)
+        return runner.PartResult(answer["status"], answer["message"], float(answer.get("seconds", 0.0)))
+    return verdict

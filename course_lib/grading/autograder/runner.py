@@ -18,9 +18,10 @@ import os
 import stat
 from dataclasses import dataclass, fields
 
-from . import policy, references, sandbox, wire
-from .parts import DEPENDENCIES, NAMES, ONE_RUN, PARTS, part_of_test
-from .seeds import hidden_seeds
+from .. import policy
+from . import references, sandbox, wire
+from ..parts import DEPENDENCIES, NAMES, ONE_RUN, PARTS, part_of_test
+from ..seeds import hidden_seeds
 
 MAX_NOTEBOOK_BYTES = 20 << 20
 
@@ -43,28 +44,47 @@ class PartResult:
 
 # ------------------------------------------------------------------ the submission
 
-def symlink_in(path: str, root: str) -> str | None:
-    """The first symbolic link on the way from ``root`` to ``path``, or inside ``path``'s folder."""
+def link_in(path: str, root: str) -> tuple[str, str] | None:
+    """(the first link, "symbolic" or "hard") on the way from ``root`` to ``path``, or inside ``path``'s
+    folder: a symbolic link is never followed, and a file with a second name (``st_nlink > 1``) may be
+    any file its owner could link to (a root-only one, copied to the instructor with the submission)."""
     rel = os.path.relpath(path, root)
     if rel.startswith(".."):
-        return path
+        return path, "symbolic"
     cur = root
     for piece in rel.split(os.sep):
         cur = os.path.join(cur, piece)
         if os.path.islink(cur):
-            return cur
+            return cur, "symbolic"
     for folder, dirs, files in os.walk(os.path.dirname(path), followlinks=False):
         for name in dirs + files:
-            if os.path.islink(os.path.join(folder, name)):
-                return os.path.join(folder, name)
+            info = os.lstat(os.path.join(folder, name))
+            if stat.S_ISLNK(info.st_mode):
+                return os.path.join(folder, name), "symbolic"
+            if not stat.S_ISDIR(info.st_mode) and info.st_nlink > 1:
+                return os.path.join(folder, name), "hard"
+    return None
+
+
+def malformed(nb) -> str | None:
+    """Why the notebook's cells are not what nbgrader can read (a cell whose metadata, or nbgrader's
+    part of it, is not an object, e.g. ``"nbgrader": null``), or None."""
+    for i, cell in enumerate(nb.get("cells", [])):
+        meta = cell.get("metadata") if isinstance(cell, dict) else None
+        if not isinstance(meta, dict):
+            return f"cell {i} has no metadata object"
+        if "nbgrader" in meta and not isinstance(meta["nbgrader"], dict):
+            return f"cell {i}'s nbgrader metadata is not an object"
     return None
 
 
 def read_notebook(path: str, root: str):
     """(notebook, None) or (None, why it is not a valid submission). Links are never followed."""
-    link = symlink_in(path, root)
+    link = link_in(path, root)
     if link is not None:
-        return None, f"the submission contains a symbolic link ({os.path.relpath(link, root)}), which is not followed"
+        what = "symbolic link" if link[1] == "symbolic" else "hard link (a file with a second name)"
+        return None, (f"the submission contains a {what} ({os.path.relpath(link[0], root)}), "
+                      f"which is not {'followed' if link[1] == 'symbolic' else 'copied'}")
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as e:
@@ -73,13 +93,17 @@ def read_notebook(path: str, root: str):
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_NOTEBOOK_BYTES:
             return None, "the notebook is not a regular file of at most 20 MiB"
+        if info.st_nlink > 1:
+            return None, "the notebook is a hard link (a file with a second name), which is not copied"
         import nbformat
         with os.fdopen(fd, "rb", closefd=False) as f:
-            return nbformat.reads(f.read().decode("utf-8"), as_version=4), None
+            nb = nbformat.reads(f.read().decode("utf-8"), as_version=4)
     except Exception as e:                                  # noqa: BLE001
         return None, f"the notebook could not be read ({type(e).__name__})"
     finally:
         os.close(fd)
+    why = malformed(nb)
+    return (None, f"the notebook is malformed: {why}") if why else (nb, None)
 
 
 def solution_sources(nb) -> dict[str, str]:
@@ -106,7 +130,7 @@ def all_cases(notebook=None) -> tuple[dict, dict]:
 
 def make_all_cases(seeds: dict) -> dict:
     """{part: visible + hidden cases} from ``{part: hidden seed}`` (see :func:`all_cases`)."""
-    from .cases import make_cases
+    from ..cases import make_cases
     cases = {}
     for p in PARTS:
         hidden = make_cases(p, seeds[p]) if p in seeds else []
@@ -116,7 +140,7 @@ def make_all_cases(seeds: dict) -> dict:
 
 def expected_answers(cases: dict) -> dict:
     """{part: the reference's outputs for each of its cases}."""
-    from .judging import expected
+    from ..judging import expected
     return {p: [expected(c) for c in cs] for p, cs in cases.items()}
 
 
@@ -190,7 +214,7 @@ def judge(part: str, cases: list, wants: list, outcome: sandbox.Outcome) -> Part
     if outcome.status != "ok":
         status = "error" if outcome.status == "grader" else "failed"
         return PartResult(status, f"{part}: {outcome.failure}", outcome.seconds)
-    from .judging import judge_case
+    from ..judging import judge_case
     h, arrays = outcome.header, list(outcome.arrays)
     try:
         if h.get("cell_error"):

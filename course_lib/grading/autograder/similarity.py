@@ -16,7 +16,7 @@ an instructor to look at two cells side by side; it decides nothing.
 
 Command line, in the course directory after autograding::
 
-    python -m course_lib.grading.similarity 07_exercise [--csv similarity.csv]
+    python -m course_lib.grading.autograder.similarity 07_exercise [--csv similarity.csv]
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ from __future__ import annotations
 import argparse
 import builtins
 import csv
+import glob
 import io
+import itertools
 import keyword
 import os
 import stat
@@ -33,12 +35,15 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
-from .parts import NAMES, PARTS
+from ..parts import NAMES, PARTS
 from .runner import MAX_NOTEBOOK_BYTES, read_notebook
+from .submissions import plain_id
 
 N = 6                  # tokens per n-gram
 THRESHOLD = 0.8        # a flag from this share of shared n-grams on
 MIN_NGRAMS = 60        # parts with fewer n-grams of their own (a one-line FFN, the Reverser) are never flagged
+MAX_CHARS = 200_000    # of a cell compared (a solution is a few KB; a 20 MiB cell is cut, not compared whole)
+MAX_TOKENS = 20_000    # of a cell compared
 _KEEP = set(keyword.kwlist) | set(dir(builtins)) | {"self", "torch", "nn", "F", "np", "math"}
 _SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING,
          tokenize.ENDMARKER}
@@ -46,18 +51,27 @@ _SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, token
 
 def normalize(source: str) -> list[str]:
     """The cell's tokens without comments, docstrings or layout, the names the student chose as ``ID``
-    (keyword arguments, keywords, builtins and the library's names stay)."""
+    (keyword arguments, keywords, builtins and the library's names stay). Linear in the cell, which
+    is cut at :data:`MAX_CHARS` characters and :data:`MAX_TOKENS` tokens (a solution has a few hundred)."""
+    source = source[:MAX_CHARS]
     try:
-        toks = [t for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type != tokenize.ERRORTOKEN]
+        toks = [t for t in itertools.islice(tokenize.generate_tokens(io.StringIO(source).readline), MAX_TOKENS)
+                if t.type != tokenize.ERRORTOKEN]
     except (tokenize.TokenError, IndentationError, SyntaxError):
-        return source.split()
+        return source.split()[:MAX_TOKENS]
+    nexts: list = [None] * len(toks)               # the next token that is not a line break or a comment
+    after = None
+    for i in range(len(toks) - 1, -1, -1):
+        nexts[i] = after
+        if toks[i].type not in (tokenize.NL, tokenize.COMMENT):
+            after = toks[i]
     out: list[str] = []
     starts_statement, depth = True, 0
     for i, tok in enumerate(toks):
         if tok.type in _SKIP:
             starts_statement = starts_statement or tok.type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
             continue
-        following = next((t for t in toks[i + 1:] if t.type not in (tokenize.NL, tokenize.COMMENT)), None)
+        following = nexts[i]
         if tok.type == tokenize.STRING and starts_statement and (following is None or following.type == tokenize.NEWLINE):
             continue                                                    # a docstring or a bare string
         previous = out[-2:] if len(out) >= 2 else []
@@ -108,9 +122,9 @@ def references() -> dict[str, str]:
     included, as ``inspect.getsource`` gives it, without importing the module: no torch here)."""
     import ast
 
-    from .. import _MODULE_OF
-    from .parts import CONTRACT_PARTS
-    root = Path(__file__).resolve().parents[1]
+    from ... import _MODULE_OF
+    from ..parts import CONTRACT_PARTS
+    root = Path(__file__).resolve().parents[2]
     out = {}
     for part in CONTRACT_PARTS:
         module = _MODULE_OF[NAMES[part]]
@@ -237,7 +251,9 @@ def report(root: Path, assignment: str, source_dir=None, submitted="submitted", 
     """The report of a course directory: (text, the CSV's path)."""
     folders = [Path(source_dir)] if source_dir else [root / "notebooks" / assignment, root / "source" / assignment]
     sources = [p for f in folders for p in sorted(f.glob("*.ipynb"))]
-    found = sorted((root / submitted).glob(f"*/{assignment}/*.ipynb"))
+    names = {p.stem for p in sources}                 # the assignment's notebooks, of plain ids only (as graded)
+    found = sorted(p for p in (root / submitted).glob(f"*/{glob.escape(assignment)}/*.ipynb")
+                   if plain_id(p.parts[-3]) and (not names or p.stem in names))
     if not found:
         return f"similarity: no submissions under {root / submitted}/*/{assignment}/", None
     many = len({p.stem for p in found}) > 1
@@ -251,7 +267,8 @@ def report(root: Path, assignment: str, source_dir=None, submitted="submitted", 
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m course_lib.grading.similarity", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m course_lib.grading.autograder.similarity",
+                                     description=__doc__.split("\n")[0])
     parser.add_argument("assignment")
     parser.add_argument("--root", default=".", help="the course directory (default: here)")
     parser.add_argument("--source", default=None, help="the source folder (default: notebooks/ or source/)")

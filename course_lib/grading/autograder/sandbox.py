@@ -37,10 +37,10 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-from . import confine, wire
+from . import confine, landlock, wire
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ZYGOTE, HARNESS = os.path.join(HERE, "zygote.py"), os.path.join(HERE, "harness.py")
+ZYGOTE, HARNESS = os.path.join(HERE, "zygote.py"), os.path.join(os.path.dirname(HERE), "harness.py")
 LEVELS = ("root", "userns", "uid", "rlimits")
 ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "OMP_NUM_THREADS": "1",
        "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
@@ -60,13 +60,46 @@ class SandboxOptions:
     max_processes: int = 8                # cgroup pids.max (root); RLIMIT_NPROC is 1 everywhere
     max_file_mb: int = 16
     tmp_mb: int = 16                      # the part's private /tmp (a tmpfs)
-    uid: int = 65534
-    gid: int = 65534
+    uid: int = -1                         # the part's uid at the root and uid levels; -1: one of its own
+    gid: int = -1
     level: str = "auto"                   # "auto" | "root" | "userns" | "uid" | "rlimits"
+
+    def __post_init__(self):
+        if self.uid < 0 or self.gid < 0:
+            own = confine.dedicated_uid()
+            self.uid, self.gid = (own if self.uid < 0 else self.uid), (own if self.gid < 0 else self.gid)
+
+
+class WeakSandbox(SandboxError):
+    """Only a level without namespaces is possible here, and the kernel has no Landlock to confine
+    a part's files: refused unless the level is asked for by name (``--sandbox uid|rlimits``)."""
+
+
+WEAK = ("uid", "rlimits")
+
+
+def confirm_level(level: str, forced: bool, abi: int | None = None) -> str | None:
+    """For a level without namespaces: None when Landlock confines the part's files (``abi`` > 0), a
+    warning to log when the level was asked for by name, else :class:`WeakSandbox`."""
+    if level not in WEAK:
+        return None
+    abi = landlock.abi() if abi is None else abi
+    if abi > 0:
+        return None
+    whose = "nobody's" if level == "uid" else "your account's"
+    text = (f"sandbox level {level!r} without Landlock (this kernel has none): no namespace and no file "
+            f"allow-list, so a part's native code (torch.from_file, np.fromfile, np.memmap) can read and "
+            f"write whatever {whose} files allow, /proc included, and leave files in /tmp, /var/tmp, "
+            f"/dev/shm, /run/lock")
+    if not forced:
+        raise WeakSandbox(text + ". Grade in a VM or container where namespaces or Landlock work, or pass "
+                                 f"--sandbox {level} to accept this")
+    return "FORCED: " + text
 
 
 def detect_level(requested: str = "auto") -> str:
-    """The strongest level this machine allows (probed once with a throwaway child)."""
+    """The strongest level this machine allows (probed once with a throwaway child). A level without
+    namespaces is refused when the kernel has no Landlock, unless asked for by name (:func:`confirm_level`)."""
     if requested != "auto":
         if requested not in LEVELS:
             raise ValueError(f"sandbox level: expected one of {LEVELS}, got {requested!r}")
@@ -84,7 +117,9 @@ def detect_level(requested: str = "auto") -> str:
         _, status = os.waitpid(pid, 0)
         if os.waitstatus_to_exitcode(status) == 0:
             return level
-    return "uid" if os.geteuid() == 0 else "rlimits"
+    level = "uid" if os.geteuid() == 0 else "rlimits"
+    confirm_level(level, forced=False)
+    return level
 
 
 def python_paths() -> dict:
@@ -275,7 +310,8 @@ class Mother:
         pairs = [socket.socketpair() for _ in range(slots + 2)]
         theirs = [b.fileno() for _, b in pairs]
         cfg = dict(self.paths, level=level, slots=theirs[:slots], control=theirs[slots],
-                   channels=theirs[slots + 1], course_lib_parent=os.path.dirname(os.path.dirname(HERE)))
+                   channels=theirs[slots + 1],
+                   course_lib_parent=os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
         self.proc = _start(self.python, cfg, theirs, self.log)
         for _, b in pairs:
             b.close()
@@ -321,22 +357,3 @@ class Mother:
             self.proc.wait()
         for sock in (self.control, self.passing):
             sock.close()
-
-
-def verdict_over(channel: socket.socket):
-    """``verdict(part, outcome)`` for :func:`runner.grade_with`: a part's failure is judged here, its
-    outputs by the judge at the other end of ``channel``."""
-    from . import runner
-
-    def verdict(part: str, outcome: Outcome):
-        if outcome.status != "ok":
-            return runner.judge(part, [], [], outcome)
-        wire.write_message(channel.fileno(), {"part": part, "header": outcome.header, "seconds": outcome.seconds},
-                           list(outcome.arrays))
-        try:
-            answer, _ = wire.read_message(channel.fileno(), time.monotonic() + 300.0)
-        except (EOFError, TimeoutError, ValueError) as e:
-            return runner.PartResult("error", f"{part}: the judge did not answer ({type(e).__name__})",
-                                     outcome.seconds)
-        return runner.PartResult(answer["status"], answer["message"], float(answer.get("seconds", 0.0)))
-    return verdict

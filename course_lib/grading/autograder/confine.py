@@ -248,3 +248,49 @@ def end_orphans(deadline: float) -> int:
         if not left or time.monotonic() > deadline:
             return len(left)
         time.sleep(0.005)
+
+
+NOBODY = 65534
+_DEDICATED: list = []
+
+
+def dedicated_uid() -> int:
+    """In the grader: a uid (and gid) for the parts alone, when the grader is root: the highest one below
+    2**31 that this user namespace maps, with no account, no group and no process; ``nobody`` (65534) if
+    none is found. Unlike ``nobody``'s, it owns no file and shares no process with another service."""
+    if _DEDICATED:
+        return _DEDICATED[0]
+    import grp
+    import pwd
+    top = 0
+    try:
+        with open("/proc/self/uid_map") as f:
+            for line in f:
+                inside, _, count = (int(x) for x in line.split())
+                top = max(top, min(inside + count - 1, 2 ** 31 - 1))
+    except (OSError, ValueError):
+        top = 0
+    busy = set()
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/status") as f:
+                busy.update(int(x) for line in f if line.startswith(("Uid:", "Gid:")) for x in line.split()[1:])
+        except (OSError, ValueError):
+            continue
+    found = NOBODY
+    for uid in range(top - 1, max(top - 1000, 1000), -1):
+        if uid in busy or uid == NOBODY:
+            continue
+        try:
+            pwd.getpwuid(uid)
+            continue
+        except KeyError:
+            pass
+        try:
+            grp.getgrgid(uid)
+            continue
+        except KeyError:
+            found = uid
+            break
+    _DEDICATED.append(found)
+    return found

@@ -2,8 +2,8 @@
 
 Started by the grader as ``python -I -S zygote.py CONFIG`` with an empty environment (PATH, LANG and
 one-thread settings only), in its own session, stdin/stdout/stderr on /dev/null or a log file: either
-as one zygote with one socket to the grader (:class:`course_lib.grading.sandbox.Zygote`), or as the
-*mother* of a class's zygotes (:class:`course_lib.grading.sandbox.Mother`, :func:`_mother`), which
+as one zygote with one socket to the grader (:class:`course_lib.grading.autograder.sandbox.Zygote`), or as the
+*mother* of a class's zygotes (:class:`course_lib.grading.autograder.sandbox.Mother`, :func:`_mother`), which
 imports and warms up torch once, forks one zygote per socket, and only then becomes the judge
 (:mod:`course_lib.grading.judge`). A zygote never imports course_lib and never holds the grader's
 state (no class list, no gradebook, no tokens, no case): its ``sys.path`` is the standard library and
@@ -29,98 +29,21 @@ import select
 import sys
 import time
 
-EXTRA_MODULES = ("math", "typing", "functools", "itertools", "collections", "dataclasses", "warnings", "numbers",
-                 "io", "json", "struct", "copy", "abc", "enum", "operator", "numpy.lib.format", "torch.optim",
-                 "torch.nn.init", "torch.nn.functional")
-
-
-def _load(name: str, path: str):
-    """A module from a file, under ``name`` (registered, so dataclasses and pickling-free code work)."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def _warm_up(torch, harness) -> None:
-    """Run once what every part runs (lazy imports and first-call set-ups happen here, not in a part)."""
-    from torch import nn
-    torch.manual_seed(0)
-
-    class Tiny(nn.Module):
-        def __init__(self, d_model=4, d_ff=8, dropout=0.0):
-            super().__init__()
-            self.linear1, self.linear2 = nn.Linear(d_model, d_ff), nn.Linear(d_ff, d_model)
-            self.norm, self.drop, self.emb = nn.LayerNorm(d_model), nn.Dropout(dropout), nn.Embedding(5, d_model)
-            self.layers = nn.ModuleList([nn.Identity()])
-            self.register_buffer("pe", torch.zeros(3, d_model), persistent=False)
-
-        def forward(self, x, key_padding_mask=None):
-            # the operations a part uses, each once (their lazy set-up happens here, before the guard)
-            s = torch.softmax(x.masked_fill(torch.zeros(1, dtype=torch.bool), -1e9), -1) + x @ x.transpose(-2, -1) @ x
-            return self.norm(x + self.drop(self.linear2(torch.relu(self.linear1(s)))))
-
-    state = {k: v.clone() for k, v in Tiny().state_dict().items()}
-    case = harness.Case("feed_forward", "warm-up", "warm-up", {"x": torch.randn(2, 3, 4)}, {}, state)
-    harness.run_case(case, Tiny)
-    model = Tiny()
-    opt = harness.Adam(model.parameters(), lr=0.01)
-    loss = torch.nn.functional.cross_entropy(model(torch.randn(2, 3, 4)).reshape(-1, 4), torch.zeros(6).long())
-    loss.backward()
-    opt.step()
-    F = torch.nn.functional
-    repr(torch.arange(3.0).sin().cos().exp().log1p()), torch.finfo(torch.float32).min
-    F.gelu(torch.ones(2)), F.dropout(torch.ones(2), 0.1, False), torch.ones(2, 2).triu(1).tril()
-    import io
-    import numpy as np
-    np.save(io.BytesIO(), np.zeros(2), allow_pickle=False)
-
-
-def _warm(harness_path: str) -> tuple:
-    """(torch, harness): torch and what parts use imported, every first-call set-up done."""
-    import numpy  # noqa: F401
-    import torch
-    torch.set_num_threads(1)
-    for name in EXTRA_MODULES:
-        __import__(name)
-    harness = _load("_harness", harness_path)
-    _cpu_only(torch)
-    _warm_up(torch, harness)
-    return torch, harness
-
-
-def _cpu_only(torch) -> None:
-    """Parts compute on the CPU: seeding skips the accelerators (whose lazy seeding records a stack
-    trace with sys._getframe, which the guard refuses)."""
-    for name in ("cuda", "xpu", "mtia"):
-        module = getattr(torch, name, None)
-        if module is not None and not module.is_available():
-            module.manual_seed_all = _no_seed(name)
-
-
-def _no_seed(name: str):
-    def manual_seed_all(seed) -> None:
-        """No such device in the sandbox: nothing to seed."""
-    manual_seed_all.__qualname__ = f"{name}_manual_seed_all"
-    return manual_seed_all
-
-
 class Zygote:
     def __init__(self, cfg: dict, libs: dict):
         self.cfg, self.level = cfg, cfg["level"]
         self.wire, self.confine, self.cgroups = libs["wire"], libs["confine"], libs["cgroups"]
-        self.seccomp, self.guard = libs["seccomp"], libs["guard"]
+        self.seccomp, self.guard, self.landlock = libs["seccomp"], libs["guard"], libs["landlock"]
+        self.warmup = libs["warmup"]
         self.sock, self.pid, self.cases = cfg["fd"], os.getpid(), {}
 
     def start(self, warm: tuple | None = None) -> dict:
         """Torch imported and warmed up (or ``warm``: (torch, harness, the functions the guard trips) of the
         mother this zygote was forked from), the guard installed, then into the allow-list view."""
-        self.torch, self.harness, watched = warm or (*_warm(self.cfg["harness"]), None)
+        self.torch, self.harness, watched = warm or (*self.warmup.warm(self.cfg["harness"]), None)
         self.guard.install(self.torch, watched)
         root = self.level in ("root", "uid")
-        self.cg = self.cgroups.Cgroups.open(f"course-grader-{os.urandom(6).hex()}") if root else None
+        self.cg = self.cgroups.Cgroups.open(self.cgroups.base_name(self.cfg["grader_pid"])) if root else None
         if self.level in ("root", "userns"):
             self.pid_ns = self.confine.own_pid_namespace()
             self.confine.build_view(self.cfg["readonly"], self.cfg["hidden"])
@@ -133,6 +56,7 @@ class Zygote:
                 "cgroup": None if self.cg is None else f"v{self.cg.version}",
                 "cgroup_paths": [] if self.cg is None else self.cg.paths(),
                 "seccomp": self.seccomp.supported(), "dumpable": self.confine.dumpable(),
+                "landlock": self.landlock.abi(),
                 "modules": sorted({m.split(".")[0] for m in sys.modules})}
 
     def serve(self) -> None:
@@ -257,6 +181,8 @@ def part_process(z: Zygote, req: dict, members: list, fds: tuple, cg, arrays: li
         deps = z.guard.load_dependencies(f"_references_{os.getpid()}", req["deps"], req["exports"], arrays)
         compiled = [_compile(m["source"], m["part"]) for m, _, _ in members]
         layers = req.get("layers", {})
+        if layers.get("landlock", True):                         # the kernel's file allow-list, every level
+            z.landlock.restrict(req["read_roots"], ["/tmp"] if namespaced else [])
         if layers.get("seccomp", True) and z.seccomp.supported():
             z.seccomp.install(os.getpid())
         if layers.get("guard", True):
@@ -354,9 +280,9 @@ def _run_cell(z: Zygote, part: str, name: str, code, error, cases: list, deps: d
                 entry["keys"] = [str(k) for k in out]
                 arrays.extend(np.asarray(v, dtype=np.float64) for v in out.values())
             except z.harness.ResultError as e:
-                entry["error"] = str(e)[:600]
-            except BaseException as e:                           # noqa: BLE001
-                entry["error"] = "raised " + _fmt(e)
+                entry["error"] = "returned a wrong result" if case.hidden else str(e)[:600]
+            except BaseException as e:                           # noqa: BLE001 (a hidden case: the type only)
+                entry["error"] = "raised " + (type(e).__name__ if case.hidden else _fmt(e))
             header["cases"].append(entry)
     return header, arrays
 
@@ -405,7 +331,7 @@ def _mother(cfg: dict, libs: dict) -> None:
     per slot (each then makes its own namespaces, guard and view, as a fresh zygote does), all before
     anything of course_lib or a case exists in this process. Then this process, which never forks a
     part, becomes the grader's judge (:mod:`judge`): the cases, the reference's answers, the verdicts."""
-    warm = (*_warm(cfg["harness"]), libs["guard"].watched_functions())   # torch's modules, searched once
+    warm = (*libs["warmup"].warm(cfg["harness"]), libs["guard"].watched_functions())   # torch's modules, searched once
     import gc
     gc.collect()
     gc.freeze()                         # once here, not in every zygote (a zygote's own collection is then short)
@@ -423,7 +349,7 @@ def _mother(cfg: dict, libs: dict) -> None:
         os.close(fd)
     del warm
     sys.path.insert(0, cfg["course_lib_parent"])
-    from course_lib.grading import judge
+    from course_lib.grading.autograder import judge
     judge.serve(cfg["control"], cfg["channels"])
     while True:                                                  # the grader is done: wait for the zygotes
         try:
@@ -448,10 +374,12 @@ def main() -> None:
     import cgroups
     import confine
     import guard
+    import landlock
     import seccomp
+    import warmup
     confine.die_with_parent(cfg["grader_pid"])
     confine.prctl(confine.PR_SET_DUMPABLE, 0)          # a process of the same uid cannot read our memory
-    libs = dict(confine=confine, cgroups=cgroups, seccomp=seccomp, guard=guard)
+    libs = dict(confine=confine, cgroups=cgroups, seccomp=seccomp, guard=guard, landlock=landlock, warmup=warmup)
     if cfg.get("slots"):
         libs["wire"] = _wire(cfg)
         _mother(cfg, libs)

@@ -1,0 +1,179 @@
+"""Recording a class's verdicts with nbgrader's own ``Autograde`` converter (the sandboxed autograder's
+second phase, :mod:`.autograde`): each test cell gets its part's verdict as its output instead of being
+executed, and nbgrader's ``SaveAutoGrades`` writes the scores to the gradebook; plus what makes that
+cheap (one SQLAlchemy engine per process, the metadata schema checked once, no deep copies)."""
+
+from __future__ import annotations
+
+import os
+import traceback
+import warnings
+
+import jsonschema
+import nbformat
+from nbconvert.exporters import NotebookExporter
+from nbconvert.preprocessors import ClearMetadataPreprocessor
+from nbformat import NotebookNode
+from nbformat.v4 import new_output
+from nbgrader import api as nbgrader_api
+from nbgrader import utils
+from nbgrader.nbgraderformat import MetadataValidator, ValidationError
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput, DeduplicateIds, IgnorePattern,
+                                    LimitOutput, NbGraderPreprocessor, OverwriteCells, OverwriteKernelspec,
+                                    SaveAutoGrades)
+
+from . import runner
+
+RESULTS: dict = {}           # (student, notebook) -> {part: {"passed": bool, "message": str}}
+
+
+class InjectSandboxResults(NbGraderPreprocessor):
+    """Instead of executing: each test cell's output is the verdict of its part (pass / error)."""
+
+    def preprocess(self, nb, resources):
+        key = (resources["nbgrader"]["student"], resources["nbgrader"]["notebook"])
+        self._results = RESULTS.get(key)
+        return super().preprocess(nb, resources)
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type != "code" or not utils.is_grade(cell) or utils.is_solution(cell):
+            return cell, resources
+        part = runner.part_of_test(cell.metadata.nbgrader.get("grade_id", ""))
+        result = None if (self._results is None or part is None) else self._results.get(part)
+        if result is None:
+            message = "this test cell was not graded by the sandboxed grader"
+            cell.outputs = [_error(message)]
+        elif result["status"] == "passed":
+            cell.outputs = [new_output("stream", name="stdout",
+                                       text=f"Graded in a sandbox: {result['message']}\n")]
+        else:
+            cell.outputs = [_error(result["message"])]
+        return cell, resources
+
+
+class CheckCellMetadataOnce(CheckCellMetadata):
+    """nbgrader's CheckCellMetadata, with the JSON schema checked once per process rather than once per
+    cell (``jsonschema.validate`` checks the schema itself every call: half of a student's recording)."""
+
+    def preprocess(self, nb, resources):
+        try:
+            _METADATA.validate_nb(nb)
+        except ValidationError:
+            self.log.error(traceback.format_exc())
+            msg = "Notebook failed to validate; the nbgrader metadata may be corrupted."
+            self.log.error(msg)
+            raise ValidationError(msg)
+        return nb, resources
+
+
+class OverwriteTestCells(OverwriteCells):
+    """nbgrader's OverwriteCells without its "Attribute 'checksum' for cell test_... has changed" warning:
+    a test cell with hidden tests always differs from its released copy (nbgrader's known false alarm,
+    eight lines a student), and every locked cell is restored from the gradebook all the same. Other
+    changes (a locked cell that is not a test, points, cell types) are still reported."""
+
+    def report_change(self, name, attr, old, new) -> None:
+        if attr == "checksum" and runner.part_of_test(name or "") is not None:
+            return
+        super().report_change(name, attr, old, new)
+
+
+class _MetadataValidator(MetadataValidator):
+    def __init__(self) -> None:
+        super().__init__()
+        cls = jsonschema.validators.validator_for(self.schema)
+        cls.check_schema(self.schema)
+        self._validator = cls(self.schema)
+
+    def validate_cell(self, cell) -> None:
+        """nbgrader's checks, then what ``jsonschema.validate`` raises, from the validator made once."""
+        if "nbgrader" not in cell.metadata:
+            return
+        version = cell.metadata["nbgrader"].get("schema_version", 0)
+        if version != self.schema_version:
+            super().validate_cell(cell)                      # nbgrader's own error for an old or new schema
+        error = jsonschema.exceptions.best_match(self._validator.iter_errors(cell.metadata["nbgrader"]))
+        if error is not None:
+            raise error
+
+
+_METADATA = _MetadataValidator()
+
+
+class _Owned(NotebookNode):
+    """A notebook just read from its file, which nothing else holds: its "deep copy" is itself."""
+
+    def __deepcopy__(self, memo):
+        return _Owned(self)
+
+
+class OwnCopyExporter(NotebookExporter):
+    """nbconvert's NotebookExporter, without the two deep copies it makes of the notebook before the
+    preprocessors run (~15 ms a student): nbgrader's converter hands it a notebook it has just read from
+    its file, which nothing else holds or reads again."""
+
+    def from_file(self, file_stream, resources=None, **kw):
+        nb = _Owned(nbformat.read(file_stream, as_version=4))
+        return self.from_notebook_node(nb, resources=resources, **kw)
+
+
+def _engine_per_process(create_engine):
+    """nbgrader's Gradebook makes a new SQLAlchemy engine each time it is opened (nine times for one
+    student), so no compiled statement is ever reused. One engine per database URL keeps SQLAlchemy's
+    statement cache; sessions stay nbgrader's. The workers inherit the grader's engine, with the
+    statements the grader compiled, and each gives it a pool of its own on first use (SQLAlchemy's
+    ``dispose(close=False)`` after a fork: the grader's connections are never touched)."""
+    engines: dict = {}
+
+    def shared(url, **kwargs):
+        key = (str(url), tuple(sorted(kwargs.items())))
+        if key not in engines:
+            engines[key] = [create_engine(url, **kwargs), os.getpid()]
+        engine, pid = engines[key]
+        if pid != os.getpid():
+            engine.dispose(close=False)
+            engines[key][1] = os.getpid()
+        return engine
+    shared.shares = True
+    return shared
+
+
+def _once_per_engine(create_all):
+    """nbgrader's Gradebook checks for (and creates) every table each time it is opened: 13 queries,
+    nine times for one student. With one engine per process (above), once per engine is enough."""
+    done: set = set()
+
+    def once(bind=None, **kwargs):
+        if bind is None or id(bind) not in done:
+            create_all(bind=bind, **kwargs)
+            if bind is not None:
+                done.add(id(bind))
+    return once
+
+
+def configure_recording(config) -> None:
+    """nbgrader's Autograde as the sandboxed grader runs it: InjectSandboxResults where nbgrader has
+    Execute, CheckCellMetadataOnce for CheckCellMetadata in the sanitizing pass, and no second check
+    after it (the preprocessors in between do not change nbgrader's metadata). nbconvert checks the
+    notebook against nbformat's schema at the end of each pass rather than after each of its eleven
+    preprocessors (``optimistic_validation``): an invalid notebook still stops the recording; and it
+    works on the notebook it read rather than on a deep copy (:class:`OwnCopyExporter`)."""
+    config.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteTestCells,
+                                               CheckCellMetadataOnce]
+    config.Autograde.autograde_preprocessors = [
+        InjectSandboxResults, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
+        AssignLatePenalties]
+    config.OverwriteCells.add_missing_cells = True
+    config.NotebookExporter.optimistic_validation = True        # nbformat's schema once per pass, not per step
+    config.Autograde.exporter_class = OwnCopyExporter
+    if not getattr(nbgrader_api.create_engine, "shares", False):
+        nbgrader_api.create_engine = _engine_per_process(nbgrader_api.create_engine)
+        nbgrader_api.Base.metadata.create_all = _once_per_engine(nbgrader_api.Base.metadata.create_all)
+    # nbgrader's own ORM use (api.py, Gradebook.add_submission) makes SQLAlchemy 2 warn about an
+    # autoflush, once per worker; plain ``nbgrader autograde`` prints the same lines. Not ours to fix.
+    warnings.filterwarnings("ignore", message=r"Object of type <Submitted\w+> not in session", module="nbgrader")
+
+
+def _error(message: str):
+    return new_output("error", ename="AssertionError", evalue=message,
+                      traceback=[f"\x1b[0;31mAssertionError\x1b[0m: {message}"])

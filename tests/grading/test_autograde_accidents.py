@@ -1,0 +1,143 @@
+"""What an ordinary class does by accident, end to end through the sandboxed ``autograde`` command
+(issue 21): an extra notebook, ids nbgrader would mangle, malformed metadata, a hard link. Each is
+that submission's problem, said in the log, and never anyone else's."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from attack_kit import REPO
+
+sys.path.insert(0, str(REPO / "tests"))
+from exercise_corpus.submissions import solved  # noqa: E402
+
+ASSIGNMENT, NOTEBOOK = "07_exercise", "encoder_from_scratch"
+BIN = Path(sys.executable).parent
+ESCAPE = "eve\x1b[2J"
+
+
+def _run(args, cwd):
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+
+
+def _submit(root: Path, student: str, nb, name: str = NOTEBOOK) -> Path:
+    folder = root / "submitted" / student / ASSIGNMENT
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.ipynb"
+    nbformat.write(nb, path) if not isinstance(nb, str) else path.write_text(nb)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    root = tmp_path_factory.mktemp("accidents") / "course"
+    shutil.copytree(REPO / "notebooks" / ASSIGNMENT, root / "notebooks" / ASSIGNMENT,
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copy(REPO / "nbgrader_config.py", root / "nbgrader_config.py")
+    assert _run([str(BIN / "nbgrader"), "generate_assignment", ASSIGNMENT], root).returncode == 0
+    release = nbformat.read(root / "release" / ASSIGNMENT / f"{NOTEBOOK}.ipynb", as_version=4)
+    good = solved(release, nbformat.read(root / "notebooks" / ASSIGNMENT / f"{NOTEBOOK}.ipynb", as_version=4))
+    # "aaron" hands in a second notebook, which sorts first: it must not be taken for the assignment
+    _submit(root, "aaron", good)
+    _submit(root, "aaron", nbformat.v4.new_notebook(), name="aaa_scratch")
+    _submit(root, "carol", good)
+    broken = json.loads(nbformat.writes(good))
+    broken["cells"][0]["metadata"]["nbgrader"] = None
+    _submit(root, "carol ", good)                       # nbgrader would record it as "carol"
+    _submit(root, "w[v]*?", good)
+    _submit(root, ESCAPE, good)
+    _submit(root, "nullmeta", json.dumps(broken))
+    secret = root.parent / "root-only.txt"
+    secret.write_text("ROOT-ONLY SECRET")
+    os.chmod(secret, 0o600)
+    folder = _submit(root, "linker", good)
+    os.link(secret, folder / "notes.txt")
+    proc = _run([sys.executable, "-m", "course_lib.grading", "autograde", ASSIGNMENT, "--jobs", "2",
+                 "--part-timeout", "10"], root)
+    return {"root": root, "proc": proc}
+
+
+def _scores(root, student):
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{root}/gradebook.db") as gb:
+        nb = gb.find_submission_notebook(NOTEBOOK, ASSIGNMENT, student)
+        return {g.name: (g.auto_score, g.max_score) for g in nb.grades if g.name.startswith("test_")}
+
+
+def _recorded(root) -> set:
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{root}/gradebook.db") as gb:
+        return {s.student.id for s in gb.find_assignment(ASSIGNMENT).submissions}
+
+
+def test_one_bad_submission_is_its_own_failure(course):
+    proc = course["proc"]
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "Could not grade" not in proc.stderr
+    assert "nullmeta/encoder_from_scratch is not a valid submission" in proc.stderr
+    assert _recorded(course["root"]) == {"aaron", "carol"}
+
+
+def test_an_extra_notebook_does_not_switch_the_hidden_tests_off(course):
+    root = course["root"]
+    assert "aaa_scratch" in course["proc"].stderr and "not a notebook of the assignment" in course["proc"].stderr
+    assert all(a == m for a, m in _scores(root, "aaron").values())
+    graded = nbformat.read(root / "autograded" / "aaron" / ASSIGNMENT / f"{NOTEBOOK}.ipynb", as_version=4)
+    said = " ".join(o.get("text", "") for c in graded.cells for o in c.get("outputs", []))
+    assert " 0 hidden" not in said and "1 hidden" in said
+
+
+def test_ids_that_are_not_plain_names_are_refused_and_quoted(course):
+    err = course["proc"].stderr
+    assert "\x1b" not in err                                      # the escape reaches no terminal
+    for student in ("carol ", "w[v]*?", ESCAPE):
+        assert f"the student id {ascii(student)} is not a plain name" in err
+    assert all(a == m for a, m in _scores(course["root"], "carol").values())   # carol keeps her marks
+
+
+def test_a_hard_link_is_not_handed_to_the_instructor(course):
+    root = course["root"]
+    assert "linker/encoder_from_scratch is not a valid submission" in course["proc"].stderr
+    assert "hard link" in course["proc"].stderr
+    assert not (root / "autograded" / "linker").exists()
+    assert not any("ROOT-ONLY" in p.read_text(errors="replace") for p in (root / "autograded").rglob("*.txt"))
+
+
+def test_no_checksum_false_alarms(course):
+    assert "Attribute 'checksum'" not in course["proc"].stderr
+
+
+def test_a_part_without_hidden_tests_stops_the_run(tmp_path):
+    """A gradebook and source whose hidden blocks are gone: the run refuses, loudly, unless told."""
+    root = tmp_path / "course"
+    shutil.copytree(REPO / "notebooks" / ASSIGNMENT, root / "notebooks" / ASSIGNMENT,
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copy(REPO / "nbgrader_config.py", root / "nbgrader_config.py")
+    path = root / "notebooks" / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if "BEGIN HIDDEN TESTS" in cell.source and "test_attention" in json.dumps(cell.metadata):
+            head, _, rest = cell.source.partition("### BEGIN HIDDEN TESTS")
+            cell.source = head + rest.partition("### END HIDDEN TESTS")[2]
+    nbformat.write(nb, path)
+    assert _run([str(BIN / "nbgrader"), "generate_assignment", ASSIGNMENT], root).returncode == 0
+    _submit(root, "alice", nbformat.read(root / "release" / ASSIGNMENT / f"{NOTEBOOK}.ipynb", as_version=4))
+    proc = _run([sys.executable, "-m", "course_lib.grading", "autograde", ASSIGNMENT, "--jobs", "1"], root)
+    assert proc.returncode == 1 and "No hidden tests for attention" in proc.stderr, proc.stderr[-3000:]
+    assert not (root / "autograded").exists()
+
+
+def test_the_similarity_report_is_not_committed():
+    """The report names students: the checkout ignores it wherever an autograde run writes it (issue 24)."""
+    if not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    for path in ("similarity_07_exercise.csv", "similarity_any.csv"):
+        assert subprocess.run(["git", "check-ignore", "-q", path], cwd=REPO).returncode == 0, path

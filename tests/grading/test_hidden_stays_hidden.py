@@ -1,0 +1,45 @@
+"""A hidden case's error tells the kind of case and the exception's type, never its text (issue 21):
+an error that formats its inputs would otherwise show the hidden case's shape and values."""
+
+from __future__ import annotations
+
+from attack_kit import CASES, GOOD, WANTS, run_part, zygote  # noqa: F401
+
+from course_lib.grading.autograder import runner
+from course_lib.grading.judging import judge_case
+
+VISIBLE = sorted({tuple(c.inputs["x"].shape) for c in CASES["feed_forward"] if not c.hidden})
+assert any(c.hidden for c in CASES["feed_forward"])
+
+# the correct feed-forward network, which raises with its input's shape and values on any case it has
+# not seen in the notebook, that is on the hidden ones
+LEAKY = GOOD["feed_forward"] + f"""
+_forward = PositionwiseFeedForward.forward
+def _leaky(self, x):
+    if tuple(x.shape) not in {VISIBLE!r}:
+        raise ValueError(f"LEAK shape={{tuple(x.shape)}} first={{x.flatten()[0].item():.6f}}")
+    return _forward(self, x)
+PositionwiseFeedForward.forward = _leaky
+"""
+
+
+def test_a_hidden_case_error_shows_its_type_only(zygote):  # noqa: F811
+    result, _ = run_part(zygote, "feed_forward", LEAKY)
+    assert result.status == "failed"
+    assert "a hidden case" in result.message and "ValueError" in result.message, result.message
+    assert "LEAK" not in result.message and "shape=" not in result.message, result.message
+
+
+def test_the_judge_trusts_no_text_from_the_part():
+    """The part process may forge its reply: the judge keeps Python's own exception names only."""
+    hidden = next(c for c in CASES["feed_forward"] if c.hidden)
+    want = WANTS["feed_forward"][CASES["feed_forward"].index(hidden)]
+    for forged, kind in (("raised ValueError: (1, 3, 10) 0.123456", "ValueError"),
+                         ("raised E_1_3_10: values 0.123456", "an exception"),
+                         ("expected a tuple (out, weights), got T_1_3_10", None)):
+        message = judge_case(hidden, None, forged, want=want)
+        assert message.startswith(hidden.label)
+        assert "0.123456" not in message and "1_3_10" not in message and "(1, 3, 10)" not in message, message
+        if kind:
+            assert f"raised {kind}" in message
+    assert runner.judge("feed_forward", [], [], runner.sandbox.Outcome("student", failure="x")).status == "failed"
