@@ -19,7 +19,7 @@ from ..encoder import Encoder, EncoderLayer
 from ..errors import check_choice, check_int
 from ..feed_forward import PositionwiseFeedForward
 from .harness import Case
-from .mistakes import one_thread
+from .reference import one_thread
 from .parts import PARTS
 from .seeds import hidden_seeds, new_seeds  # noqa: F401 (their home is .seeds, which needs no torch)
 

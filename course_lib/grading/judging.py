@@ -1,7 +1,7 @@
 """Judging a part's outputs on a case against course_lib's reference. Never calls student code.
 
 :func:`expected` is the real reference's answer (``course_lib.attention``, ``feed_forward``,
-``encoder``, ``positional``, through :func:`mistakes.reference_outputs`). :func:`judge_case` says
+``encoder``, ``positional``, through :func:`reference.reference_outputs`). :func:`judge_case` says
 None when the outputs are right, else a message for the student that says *what* is wrong, by
 trying the usual mistakes of the part (:data:`mistakes.MISTAKES`). A hidden case's message names
 its family but none of its inputs.
@@ -17,7 +17,8 @@ import torch
 
 from ..errors import broadcast_shape
 from .harness import Case
-from .mistakes import MISTAKES, reference_outputs
+from .mistakes import MISTAKES
+from .reference import reference_outputs
 
 ATOL, RTOL = 1e-4, 1e-4          # float32 maths done in a different order stays far inside this
 REVERSE_MARGIN = 0.2             # the reverse task: accuracy above the position-blind ceiling by this much

@@ -30,7 +30,8 @@ from course_lib.grading.cases import hidden_seeds, make_cases
 from course_lib.grading.checks import REFERENCES, PartFailed, check, reference_dependencies
 from course_lib.grading.harness import run_case
 from course_lib.grading.judging import judge_case, position_blind_ceiling
-from course_lib.grading.mistakes import MISTAKES, reference_outputs
+from course_lib.grading.mistakes import MISTAKES
+from course_lib.grading.reference import reference_outputs
 from course_lib.grading.parts import CONTRACT_PARTS, NAMES, NUMBERS, PARTS
 from course_lib.grading.points import points, set_points, text_points, written
 
