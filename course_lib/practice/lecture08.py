@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import attempt, failed, passed, unanswered
+from . import attempt, check, failed, passed, unanswered
 
 __all__ = ["check_probe_probabilities", "check_word_order"]
 
 
-def check_probe_probabilities(probe_probabilities, probe, features) -> None:
+@check
+def check_probe_probabilities(probe_probabilities, probe, features) -> bool:
     """Write: the linear probe's probability of every topic, from its weights, for every row of ``features``."""
-    _probe_probabilities(probe_probabilities, probe, features)
-
-
-def _probe_probabilities(probe_probabilities, probe, features) -> bool:
     where = "the probe's scores are features @ W + b, one per topic; then a softmax over each row"
     ok, got = attempt(probe_probabilities, features, where=where)
     if not ok:
@@ -46,14 +43,10 @@ def _softmax(score, axis):
     return e / e.sum(axis=axis, keepdims=True)
 
 
+@check
 def check_word_order(same_for_baseline, same_for_probe, baseline_probabilities, probe_probabilities,
-                     sentences) -> None:
-    """Predict: do the two models give the same probabilities to two sentences with the same words?"""
-    _word_order(same_for_baseline, same_for_probe, baseline_probabilities, probe_probabilities, sentences)
-
-
-def _word_order(same_for_baseline, same_for_probe, baseline_probabilities, probe_probabilities,
                 sentences) -> bool:
+    """Predict: do the two models give the same probabilities to two sentences with the same words?"""
     where = "what does each model keep of a sentence?"
     if unanswered(same_for_baseline) or unanswered(same_for_probe):
         return failed("not answered yet: set both predictions to True or False", where)
