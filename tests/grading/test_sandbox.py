@@ -17,7 +17,8 @@ import pytest
 from attack_kit import (CASES, GOOD, LEVEL, OFF, PART_UID, assert_contained, descendants, options, probe, processes_of,
                         run_part, zygote)  # noqa: F401
 
-from course_lib.grading.autograder import policy, runner, sandbox, wire
+from course_lib.grading import policy
+from course_lib.grading.autograder import runner, sandbox, wire
 from course_lib.grading.parts import part_of_test
 
 PROBE_FILES = """
