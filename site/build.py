@@ -33,6 +33,10 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 DOC_ORDER = ["teachers-guide", "instructors", "rubric", "customising", "jupyterhub", "sandbox", "publishing",
              "notation", "course_lib", "development"]
 REFERENCE_DOCS = {"notation", "course_lib", "development"}      # the rest of docs/ is for instructors
+# Pages of docs/ the site does not publish: students read the site. The rubric quotes the model
+# answers of Part 9; links to it become a pointer to the repository.
+NOT_PUBLISHED = {"rubric": "the rubric (`docs/rubric.md` in the course's repository; not on this site, "
+                           "since it holds the model answers)"}
 
 
 def lectures() -> list[Path]:
@@ -193,6 +197,21 @@ receive, with nothing of the solution.
 """
 
 
+def stage_docs(dst: Path) -> None:
+    """docs/ without the pages that are not published; a link to one becomes its pointer."""
+    dst.mkdir(parents=True)
+    for src in sorted((ROOT / "docs").iterdir()):
+        if src.stem in NOT_PUBLISHED:
+            continue
+        if src.suffix != ".md":
+            shutil.copy2(src, dst / src.name)
+            continue
+        text = src.read_text()
+        for stem, pointer in NOT_PUBLISHED.items():
+            text = re.sub(rf"\[([^\]]*)\]\({re.escape(stem)}\.md\)", pointer, text)
+        (dst / src.name).write_text(text)
+
+
 def stage(out: Path) -> Path:
     stage_dir = out.parent / "site-src"
     if stage_dir.exists():
@@ -202,7 +221,7 @@ def stage(out: Path) -> Path:
         stage_notebook(nb, stage_dir / "notebooks" / nb.name, f"notebooks/{nb.name}")
     release_exercise(stage_dir)
     shutil.copytree(ROOT / "res", stage_dir / "res")
-    shutil.copytree(ROOT / "docs", stage_dir / "docs")
+    stage_docs(stage_dir / "docs")
     (stage_dir / "index.md").write_text(index_page(stage_dir))
     (stage_dir / "api.md").write_text(api_page())
     (stage_dir / "open.md").write_text(OPEN_PAGE)

@@ -49,6 +49,8 @@ def test_a_page_per_notebook(site):
         assert (site / rel).is_file(), f"no page for {nb.relative_to(ROOT)}"
     for page in ("index.html", "api.html", "open.html", "search.html", "docs/instructors.html"):
         assert (site / page).is_file(), page
+    assert not list(site.rglob("rubric*")), "the rubric (Part 9's model answers) is published"
+    assert "rubric.md" in (site / "docs" / "instructors.html").read_text(), "the pointer to the rubric is gone"
     assert "course_lib.attention.MultiHeadAttention" in (site / "api.html").read_text(), "no API reference"
 
 
@@ -159,6 +161,7 @@ def test_every_page_loads_offline_with_its_images(site, browser):
             continue
         broken = page.evaluate(BROKEN_IMAGES)
         problems += [f"{rel}: image does not show: {src}" for src in broken]
+        page.wait_for_load_state("networkidle")     # the favicon too: leaving earlier would abort its request
     page.close()
     assert not problems, "\n".join(problems[:40])
 
