@@ -83,7 +83,7 @@ class MultiHeadAttention(nn.Module):
         query: ``(B, T_q, d_model)``; key, value: ``(B, T_k, d_model)``
         key_padding_mask: bool ``(B, T_k)``, **True = padding** (as ``nn.MultiheadAttention``)
         allow_mask: bool broadcastable to ``(B, num_heads, T_q, T_k)``, **True = may attend**
-            (SDPA's convention; ``nn.MultiheadAttention``'s ``attn_mask`` means the opposite)
+        (SDPA's convention; ``nn.MultiheadAttention``'s ``attn_mask`` means the opposite)
         out: ``(B, T_q, d_model)``; weights: ``(B, num_heads, T_q, T_k)`` (None if ``need_weights=False``)
     """
 
