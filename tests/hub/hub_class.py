@@ -71,6 +71,10 @@ def missing() -> str | None:
             return f"`{tool}` is missing (Debian: passwd / util-linux)"
     if not (VENV / "bin" / "python").exists():
         return f"no course environment at {VENV}: run `make setup`"
+    if VENV.is_symlink():
+        # the class's environment is made of hard links to the venv's files, and some are then
+        # rewritten: through a link to another checkout's venv, that venv would be rewritten too
+        return f"{VENV} is a symbolic link: the hub test needs a .venv of this checkout's own (`make setup-dev`)"
     probe = subprocess.run([str(VENV / "bin" / "python"), "-c", "import jupyterhub, pamela"],
                            capture_output=True, text=True)
     if probe.returncode:
