@@ -8,7 +8,10 @@ to test what the namespaces, the file-system view and the cgroup hold on their o
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -149,3 +152,21 @@ def kill_quietly(pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+def released_course(root: Path):
+    """A course directory at ``root`` (the exercise's source and the course's nbgrader_config.py) with
+    the exercise released by ``nbgrader generate_assignment``; returns the source's solutions filled
+    into the released notebook, the submission of a student who solved everything."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from exercise_corpus.submissions import solved  # noqa: PLC0415
+
+    assignment = SOURCE.parent.name
+    shutil.copytree(SOURCE.parent, root / "notebooks" / assignment, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copy(REPO / "nbgrader_config.py", root / "nbgrader_config.py")
+    bin_dir = Path(sys.executable).parent
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    subprocess.run([str(bin_dir / "nbgrader"), "generate_assignment", assignment], cwd=root, env=env,
+                   check=True, capture_output=True, timeout=900)
+    release = nbformat.read(root / "release" / assignment / SOURCE.name, as_version=4)
+    return solved(release, nbformat.read(root / "notebooks" / assignment / SOURCE.name, as_version=4))

@@ -13,10 +13,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from attack_kit import REPO
-
-sys.path.insert(0, str(REPO / "tests"))
-from exercise_corpus.submissions import solved  # noqa: E402
+from attack_kit import REPO, released_course
 
 ASSIGNMENT, NOTEBOOK = "07_exercise", "encoder_from_scratch"
 BIN = Path(sys.executable).parent
@@ -39,12 +36,7 @@ def _submit(root: Path, student: str, nb, name: str = NOTEBOOK) -> Path:
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     root = tmp_path_factory.mktemp("accidents") / "course"
-    shutil.copytree(REPO / "notebooks" / ASSIGNMENT, root / "notebooks" / ASSIGNMENT,
-                    ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-    shutil.copy(REPO / "nbgrader_config.py", root / "nbgrader_config.py")
-    assert _run([str(BIN / "nbgrader"), "generate_assignment", ASSIGNMENT], root).returncode == 0
-    release = nbformat.read(root / "release" / ASSIGNMENT / f"{NOTEBOOK}.ipynb", as_version=4)
-    good = solved(release, nbformat.read(root / "notebooks" / ASSIGNMENT / f"{NOTEBOOK}.ipynb", as_version=4))
+    good = released_course(root)
     # "aaron" hands in a second notebook, which sorts first: it must not be taken for the assignment
     _submit(root, "aaron", good)
     _submit(root, "aaron", nbformat.v4.new_notebook(), name="aaa_scratch")

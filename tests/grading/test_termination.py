@@ -4,7 +4,6 @@ killed outright (SIGKILL) takes its slots with it, and its cgroups are swept by 
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -13,12 +12,12 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from attack_kit import REPO, descendants
+from attack_kit import REPO, descendants, released_course
 
 from course_lib.grading.autograder import cgroups
 
 sys.path.insert(0, str(REPO / "tests"))
-from exercise_corpus.submissions import apply, solved  # noqa: E402
+from exercise_corpus.submissions import apply  # noqa: E402
 
 ASSIGNMENT, NOTEBOOK = "07_exercise", "encoder_from_scratch"
 BIN = Path(sys.executable).parent
@@ -29,13 +28,7 @@ ENV = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
 def course(tmp_path_factory):
     """A class of four whose parts loop forever: grading it takes a while."""
     root = tmp_path_factory.mktemp("term") / "course"
-    shutil.copytree(REPO / "notebooks" / ASSIGNMENT, root / "notebooks" / ASSIGNMENT,
-                    ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-    shutil.copy(REPO / "nbgrader_config.py", root / "nbgrader_config.py")
-    subprocess.run([str(BIN / "nbgrader"), "generate_assignment", ASSIGNMENT], cwd=root, env=ENV, check=True,
-                   capture_output=True)
-    release = nbformat.read(root / "release" / ASSIGNMENT / f"{NOTEBOOK}.ipynb", as_version=4)
-    good = solved(release, nbformat.read(root / "notebooks" / ASSIGNMENT / f"{NOTEBOOK}.ipynb", as_version=4))
+    good = released_course(root)
     loops = apply(good, [("prepend", p, "while True:\n    pass\n") for p in ("encoder", "encoder_layer")])
     for student in ("a", "b", "c", "d"):
         folder = root / "submitted" / student / ASSIGNMENT
