@@ -77,9 +77,7 @@ def open_cell(path: str) -> dict:
     text = f'<div class="course-open">Open in JupyterLab: <code>make lab</code> in the repository, then <code>{path}</code>'
     if hub and repo:
         text += f' &middot; <a href="{nbgitpuller_link(hub, repo, path)}">on the class JupyterHub</a>'
-    text += ' &middot; <a href="../open.html">how</a></div>'
-    if path.count("/") > 1:
-        text = text.replace('href="../open.html"', 'href="../../open.html"')
+    text += f' &middot; <a href="{"../" * path.count("/")}open.html">how</a></div>'      # the page sits where the notebook does
     return {"cell_type": "markdown", "metadata": {}, "source": text, "id": "course-open"}
 
 
