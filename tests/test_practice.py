@@ -110,3 +110,20 @@ def test_solution_and_mistake_get_their_feedback(path):
                         problems.append(f"cell {i}: the mistake gets {said!r}, expected {practice['says']!r}")
             client.execute_cell(copy.deepcopy(cell), i)
     assert not problems, "\n".join(problems)
+
+
+def test_a_check_prints_one_line_returns_nothing_and_never_raises(capsys):
+    from course_lib.practice import check, passed
+
+    @check
+    def fine():
+        return passed("right")
+
+    @check
+    def broken(answer):
+        return answer.shape                          # the student's answer is not what the check expects
+
+    assert fine() is None and capsys.readouterr().out == f"{PASS} right\n"
+    assert broken(3) is None
+    said = capsys.readouterr().out
+    assert said.startswith(f"{FAIL} the check could not read your answer (AttributeError") and said.count("\n") == 1

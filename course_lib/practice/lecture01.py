@@ -67,21 +67,18 @@ def check_decoder_passes(at_inference, in_training, target_length: int = 5) -> b
 def check_longer_sentence(T_long, rnn_reach, attention_reach, T_before: int = 12) -> bool:
     """Change and observe: on a longer sentence the RNN's last output feels its first input even less."""
     where = "the first line of the exercise cell"
-    try:
-        if unanswered(T_long) or not isinstance(T_long, numbers.Integral):
-            return failed(f"T_long should be a whole number, got {T_long!r}", where)
-        if T_long == T_before:
-            return failed(f"T_long is still {T_before}: make the sentence longer first, then run the cell", where)
-        if T_long < T_before:
-            return failed(f"T_long = {T_long} is shorter than the {T_before} above: the question is what "
-                          "happens to a longer sentence", where)
-        if T_long < 2 * T_before:
-            return failed(f"T_long = {T_long} is too close to {T_before} to see much: try 4 times as long", where)
-        rnn, attn = float(rnn_reach), float(attention_reach)
-        return passed(f"at T = {T_long} the last output's reach back to the first input is {rnn:.0e} for "
-                      f"the RNN and {attn:.2f} for causal attention: the loop forgets, attention does not")
-    except Exception as exc:  # a check never raises
-        return failed(f"the check could not read your answer ({type(exc).__name__}: {exc})", "the exercise cell")
+    if unanswered(T_long) or not isinstance(T_long, numbers.Integral):
+        return failed(f"T_long should be a whole number, got {T_long!r}", where)
+    if T_long == T_before:
+        return failed(f"T_long is still {T_before}: make the sentence longer first, then run the cell", where)
+    if T_long < T_before:
+        return failed(f"T_long = {T_long} is shorter than the {T_before} above: the question is what "
+                      "happens to a longer sentence", where)
+    if T_long < 2 * T_before:
+        return failed(f"T_long = {T_long} is too close to {T_before} to see much: try 4 times as long", where)
+    rnn, attn = float(rnn_reach), float(attention_reach)
+    return passed(f"at T = {T_long} the last output's reach back to the first input is {rnn:.0e} for "
+                  f"the RNN and {attn:.2f} for causal attention: the loop forgets, attention does not")
 
 
 @check

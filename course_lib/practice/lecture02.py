@@ -18,53 +18,47 @@ __all__ = ["check_prediction", "check_no_scaling", "check_additive_scores"]
 @check
 def check_prediction(prediction, q: torch.Tensor, keys: dict) -> bool:
     """Predict-then-run: which key gets the most attention from ``q``? ``prediction`` is its name."""
-    try:
-        names = list(keys)
-        if unanswered(prediction):
-            return failed("not done yet: set prediction to the name of one key", "the exercise cell")
-        if prediction not in keys:
-            return failed(f"{prediction!r} is not one of the keys {names}", "the exercise cell")
-        dots = {name: float(q @ k) for name, k in keys.items()}
-        best = max(dots, key=dots.get)
-        table = ", ".join(f"{name} {dot:.2f}" for name, dot in dots.items())
-        if prediction != best:
-            cosine = {name: float(torch.nn.functional.cosine_similarity(q, k, dim=0)) for name, k in keys.items()}
-            hint = (f"{prediction!r} points most nearly the same way as q, but the score is a dot product: "
-                    "it grows with the key's length too" if prediction == max(cosine, key=cosine.get)
-                    else f"{prediction!r} does not have the largest score")
-            return failed(hint, "compute q · k for each key, as in section 2")
-        return passed(f"{best!r}: the scores q · k are {table}; the largest score gets the most weight, "
-                      "and a long key can beat a better-aligned short one")
-    except Exception as exc:  # a check never raises
-        return failed(f"the check could not read your answer ({type(exc).__name__}: {exc})", "the exercise cell")
+    names = list(keys)
+    if unanswered(prediction):
+        return failed("not done yet: set prediction to the name of one key", "the exercise cell")
+    if prediction not in keys:
+        return failed(f"{prediction!r} is not one of the keys {names}", "the exercise cell")
+    dots = {name: float(q @ k) for name, k in keys.items()}
+    best = max(dots, key=dots.get)
+    table = ", ".join(f"{name} {dot:.2f}" for name, dot in dots.items())
+    if prediction != best:
+        cosine = {name: float(torch.nn.functional.cosine_similarity(q, k, dim=0)) for name, k in keys.items()}
+        hint = (f"{prediction!r} points most nearly the same way as q, but the score is a dot product: "
+                "it grows with the key's length too" if prediction == max(cosine, key=cosine.get)
+                else f"{prediction!r} does not have the largest score")
+        return failed(hint, "compute q · k for each key, as in section 2")
+    return passed(f"{best!r}: the scores q · k are {table}; the largest score gets the most weight, "
+                  "and a long key can beat a better-aligned short one")
 
 
 @check
 def check_no_scaling(scale, largest, q: torch.Tensor, K: torch.Tensor) -> bool:
     """Change-and-observe: with ``scale = 1`` (no division by sqrt(d_k)) the softmax saturates."""
-    try:
-        d_k = q.shape[-1]
-        if not isinstance(scale, (int, float)) or not math.isfinite(scale):
-            return failed(f"scale should be a number, got {scale!r}", "the line that sets scale")
-        if math.isclose(scale, 1 / math.sqrt(d_k)):
-            return failed("the scores are still divided by √d_k: make the change first, then run the cell",
-                          "the line that sets scale")
-        if not math.isclose(scale, 1.0):
-            return failed(f"scale = {scale:.4g} still rescales the scores; the change is to drop the scaling "
-                          "altogether", "the line that sets scale")
-        if unanswered(largest):
-            return failed("not done yet: write the largest weight the cell printed into largest",
-                          "the last line of the exercise")
-        unscaled = torch.softmax(K @ q, dim=0)
-        scaled = torch.softmax(K @ q / math.sqrt(d_k), dim=0)
-        if abs(float(largest) - float(unscaled.max())) > 0.006:
-            return failed(f"largest = {float(largest):.3f} is not the largest weight the cell printed "
-                          "after the change", "the printed line")
-        return passed(f"without √d_k the largest of {K.shape[0]} weights is {float(unscaled.max()):.3f} "
-                      f"(with it: {float(scaled.max()):.3f}): the softmax is nearly one-hot, saturated, "
-                      "and passes almost no gradient")
-    except Exception as exc:
-        return failed(f"the check could not read your answer ({type(exc).__name__}: {exc})", "the exercise cell")
+    d_k = q.shape[-1]
+    if not isinstance(scale, (int, float)) or not math.isfinite(scale):
+        return failed(f"scale should be a number, got {scale!r}", "the line that sets scale")
+    if math.isclose(scale, 1 / math.sqrt(d_k)):
+        return failed("the scores are still divided by √d_k: make the change first, then run the cell",
+                      "the line that sets scale")
+    if not math.isclose(scale, 1.0):
+        return failed(f"scale = {scale:.4g} still rescales the scores; the change is to drop the scaling "
+                      "altogether", "the line that sets scale")
+    if unanswered(largest):
+        return failed("not done yet: write the largest weight the cell printed into largest",
+                      "the last line of the exercise")
+    unscaled = torch.softmax(K @ q, dim=0)
+    scaled = torch.softmax(K @ q / math.sqrt(d_k), dim=0)
+    if abs(float(largest) - float(unscaled.max())) > 0.006:
+        return failed(f"largest = {float(largest):.3f} is not the largest weight the cell printed "
+                      "after the change", "the printed line")
+    return passed(f"without √d_k the largest of {K.shape[0]} weights is {float(unscaled.max()):.3f} "
+                  f"(with it: {float(scaled.max()):.3f}): the softmax is nearly one-hot, saturated, "
+                  "and passes almost no gradient")
 
 
 def _reference_additive(q, K, W_a, U_a, v_a):
