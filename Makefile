@@ -34,9 +34,10 @@ $(STAMP): pyproject.toml tools/install_torch.py
 	@touch $(STAMP)
 
 # The developer's environment: the above, plus the `dev` extra (pytest, nbval, Playwright,
-# transformers for the parity tests, JupyterHub for the hub test).
-$(DEV_STAMP): $(STAMP)
-	$(PY) -m pip install -q -e ".[dev]"
+# transformers for the parity tests, JupyterHub for the hub test) and the instructor's grader
+# (grader/, a package of its own that a student's `make lab` never installs).
+$(DEV_STAMP): $(STAMP) grader/pyproject.toml
+	$(PY) -m pip install -q -e ".[dev]" -e grader
 	@touch $(DEV_STAMP)
 
 # The website's builder: the above, plus the `site` extra (Sphinx, MyST-NB, the book theme).

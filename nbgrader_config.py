@@ -29,7 +29,7 @@ wrap_long_lines()
 # Deleted test cells come back (from the gradebook) and are graded, rather than silently missing.
 c.OverwriteCells.add_missing_cells = True
 
-# The sandboxed grader (python -m course_lib.grading autograde 07_exercise): see course_lib/grading.
+# The sandboxed grader (python -m course_grader autograde 07_exercise): see grader/course_grader.
 c.SandboxGrader.jobs = 2                 # submissions graded in parallel (one per CPU core)
 c.SandboxGrader.part_timeout = 20.0      # wall-clock seconds per part; a correct part needs < 1 s
 c.SandboxGrader.memory_mb = 2048         # address space a part may add
@@ -42,15 +42,18 @@ c.SandboxGrader.gid = -1                 # (no account, no process; -1 picks one
 # of the test cells (a student's own cells are left as written), names each graded cell after its
 # part in the page's list of scores, writes the maths as MathML, puts the exercise's figures into the
 # page (the HTML is all a student gets back), and uses a copy of nbgrader's page that wraps long
-# messages and loads no MathJax from a CDN: see course_lib/grading/feedback.py and its templates/.
-import nbgrader  # noqa: E402
-from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
-from nbgrader.preprocessors import GetGrades  # noqa: E402
+# messages and loads no MathJax from a CDN: see grader/course_grader/feedback.py and its templates/.
+try:                                      # the grader's package: an instructor's install, not a student's
+    from course_grader.feedback import (TEMPLATES, ClearHiddenTestsInTestCells,  # noqa: E402
+                                        MathToMathML, NameGradedCells)
+except ImportError:                       # a student's JupyterLab (Validate) needs none of this
+    TEMPLATES = None
+if TEMPLATES is not None:
+    import nbgrader  # noqa: E402
+    from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
+    from nbgrader.preprocessors import GetGrades  # noqa: E402
 
-from course_lib.grading.feedback import (TEMPLATES, ClearHiddenTestsInTestCells, MathToMathML,  # noqa: E402
-                                         NameGradedCells)
-
-c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTestsInTestCells, NameGradedCells, MathToMathML,
-                                   CSSHTMLHeaderPreprocessor]
-c.HTMLExporter.extra_template_basedirs = [   # ours first: its feedback/*.html.j2 win; then nbgrader's
-    TEMPLATES, os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates")]
+    c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTestsInTestCells, NameGradedCells, MathToMathML,
+                                       CSSHTMLHeaderPreprocessor]
+    c.HTMLExporter.extra_template_basedirs = [   # ours first: its feedback/*.html.j2 win; then nbgrader's
+        TEMPLATES, os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates")]

@@ -4,7 +4,7 @@ Builds a temporary course (a copy of notebooks/07_exercise and nbgrader_config.p
 release, makes N submissions (correct ones and ones with one bug each, from
 tests/exercise_corpus), then times
 
-* ``python -m course_lib.grading autograde 07_exercise --jobs J`` (sandboxed, parallel), and
+* ``python -m course_grader autograde 07_exercise --jobs J`` (sandboxed, parallel), and
 * ``nbgrader autograde 07_exercise`` (plain nbgrader: one kernel per notebook, sequential)
 
 on the same submissions, each in its own copy of the course, and prints seconds per submission.
@@ -72,7 +72,7 @@ def sandboxed(base: Path, tmp: Path, n: int, jobs: int) -> float:
     shutil.copytree(base, course)
     for folder in sorted((course / "submitted").iterdir())[n:]:
         shutil.rmtree(folder)
-    seconds, log = run([sys.executable, "-m", "course_lib.grading", "autograde", ASSIGNMENT, "--jobs", str(jobs)],
+    seconds, log = run([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--jobs", str(jobs)],
                        course)
     phase = [line for line in log.splitlines() if "took" in line and "Sandboxed" in line]
     print(f"sandboxed grader (--jobs {jobs}), {n:3d} submissions: {seconds:5.1f} s = {seconds / n:.2f} s per submission "

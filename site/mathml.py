@@ -1,7 +1,7 @@
 """A Sphinx math renderer that writes MathML at build time (latex2mathml), so pages need no MathJax.
 
 Browsers draw MathML themselves (Chromium since 109, Firefox, Safari); the feedback pages of the
-autograder use the same converter (course_lib/grading/feedback.py).
+autograder use the same converter (grader/course_grader/feedback.py).
 """
 
 from docutils import nodes

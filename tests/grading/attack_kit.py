@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_lib.grading.autograder import runner, sandbox
+from course_grader import runner, sandbox
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCE = REPO / "notebooks" / "07_exercise" / "encoder_from_scratch.ipynb"

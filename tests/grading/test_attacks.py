@@ -16,7 +16,7 @@ import pytest
 from attack_kit import (CASES, GOOD, WANTS, any_zygote, assert_contained, options, run_part,  # noqa: F401
                         with_prologue, zygote)
 
-from course_lib.grading.autograder import runner
+from course_grader import runner
 
 OS = "o = getattr(torch, 'o' + 's')\n"
 SYS = "s = getattr(torch, 's' + 'ys')\n"

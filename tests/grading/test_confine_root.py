@@ -1,6 +1,6 @@
 """Where the sandbox builds its new root: never over a directory that holds what it must show."""
 
-from course_lib.grading.autograder import confine
+from course_grader import confine
 
 
 def test_the_root_is_built_where_nothing_to_bind_lives():

@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 import torch
 
+import course_grader.similarity
 import course_lib
 from course_lib.grading import cases as cases_module
 from course_lib.grading.cases import hidden_seeds, make_cases
@@ -33,7 +34,7 @@ from course_lib.grading.judging import judge_case, position_blind_ceiling
 from course_lib.grading.mistakes import MISTAKES
 from course_lib.grading.reference import reference_outputs
 from course_lib.grading.parts import CONTRACT_PARTS, NAMES, NUMBERS, PARTS
-from course_lib.grading.points import points, set_points, text_points, written
+from course_grader.points import points, set_points, text_points, written
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from exercise_corpus.submissions import CHEATS, FAULTS  # noqa: E402
@@ -251,7 +252,7 @@ def test_no_second_implementation_in_grading():
     no LayerNorm epsilon, no positional formula outside the reference modules."""
     grading = Path(cases_module.__file__).parent
     files = [grading / f"{name}.py" for name in ("parts", "harness", "cases", "mistakes", "judging", "checks")]
-    files.append(grading / "autograder" / "similarity.py")
+    files.append(Path(course_grader.similarity.__file__))
     files.append(Path(course_lib.__file__).parent / "checks.py")
     for path in files:
         text = path.read_text()
@@ -273,7 +274,7 @@ def test_points_command_changes_metadata_and_text(tmp_path):
     path = tmp_path / "exercise.ipynb"
     shutil.copy(SOURCE, path)
     env = {"PATH": f"{BIN}:/usr/bin:/bin", "PYTHONPATH": str(REPO)}
-    proc = subprocess.run([sys.executable, "-m", "course_lib.grading", "points", str(path), "multi_head_attention=5",
+    proc = subprocess.run([sys.executable, "-m", "course_grader", "points", str(path), "multi_head_attention=5",
                            "feed_forward=2.5", "answer_reverser=3"], capture_output=True, text=True, env=env, timeout=60)
     assert proc.returncode == 0, proc.stderr
     nb = nbformat.read(path, as_version=4)
@@ -287,6 +288,6 @@ def test_points_command_changes_metadata_and_text(tmp_path):
     assert len(before.cells) == len(nb.cells) and len(changed) == 7           # intro, 3 headings, 3 cells' metadata
     with pytest.raises(ValueError, match="not a part"):
         set_points(nb, {"attention_typo": 3})
-    bad = subprocess.run([sys.executable, "-m", "course_lib.grading", "points", str(path), "attention=-1"],
+    bad = subprocess.run([sys.executable, "-m", "course_grader", "points", str(path), "attention=-1"],
                          capture_output=True, text=True, env=env, timeout=60)
     assert bad.returncode == 2 and "points must be >= 0" in bad.stderr

@@ -17,7 +17,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_lib.grading.points import points
+from course_grader.points import points
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from exercise_corpus.honest import BODIES, notebook  # noqa: E402
@@ -68,7 +68,7 @@ def course(tmp_path_factory):
         folder.mkdir(parents=True)
         nbformat.write(nb, folder / f"{NOTEBOOK}.ipynb")
         (folder / "timestamp.txt").write_text("2026-01-15 12:00:00.000000 UTC")
-    proc = _run([sys.executable, "-m", "course_lib.grading", "autograde", ASSIGNMENT, "--jobs", "2",
+    proc = _run([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--jobs", "2",
                  "--part-timeout", "6"], cwd=root)
     return dict(root=root, expected=expected, log=proc.stderr)
 
@@ -150,7 +150,7 @@ def test_diagnostic_messages(course):
 
 def test_similarity_report(course):
     """The report runs on the class; the three students who worked alone are not flagged."""
-    proc = _run([sys.executable, "-m", "course_lib.grading.autograder.similarity", ASSIGNMENT], cwd=course["root"])
+    proc = _run([sys.executable, "-m", "course_grader.similarity", ASSIGNMENT], cwd=course["root"])
     rows = (course["root"] / f"similarity_{ASSIGNMENT}.csv").read_text().splitlines()[1:]
     flagged = {r.split(",")[0] for r in rows if r.endswith(",1")}
     assert flagged and not flagged & set(BODIES), proc.stdout
@@ -177,7 +177,7 @@ def test_feedback_and_export(course):
     # and it works offline: the maths is MathML, no script or style sheet comes from the network
     assert html.count("<math ") >= 10 and "\\frac" not in html and "\\sqrt" not in html
     assert re.findall(r'<(?:script|link)[^>]*(?:src|href)="(?:https?:)?//[^"]*"', html) == []
-    # the course's page (course_lib/grading/templates/feedback): each part named, long messages wrapped
+    # the course's page (grader/course_grader/templates/feedback): each part named, long messages wrapped
     assert '<a href="#test_attention">Part 2: scaled dot-product attention</a> (Score: 0.0 / 3.0)' in html
     assert '<a href="#answer_reverser">Question 9.5</a>' in html and "Test cell" not in html
     assert "white-space: pre-wrap" in html
@@ -192,7 +192,7 @@ def test_regrading_is_stable(course):
     """A second run with --force for one student changes nothing and leaves the others alone."""
     root = course["root"]
     before = {s: _scores(root, s) for s in ("source", "infinite_loop")}
-    _run([sys.executable, "-m", "course_lib.grading", "autograde", ASSIGNMENT, "--student", "source", "--force"],
+    _run([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--student", "source", "--force"],
          cwd=root)
     assert {s: _scores(root, s) for s in before} == before
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.grading.feedback import embed_figures, graded_cell_names, tex_to_mathml
+from course_grader.feedback import embed_figures, graded_cell_names, tex_to_mathml
 
 
 def test_tex_becomes_mathml_where_it_is_maths():

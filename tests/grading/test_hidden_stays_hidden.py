@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from attack_kit import CASES, GOOD, WANTS, run_part, zygote  # noqa: F401
 
-from course_lib.grading.autograder import runner
+from course_grader import runner
 from course_lib.grading.judging import judge_case
 
 VISIBLE = sorted({tuple(c.inputs["x"].shape) for c in CASES["feed_forward"] if not c.hidden})

@@ -13,7 +13,7 @@ import tempfile
 import pytest
 from attack_kit import MARK, marks_outside, probe
 
-from course_lib.grading.autograder import landlock, sandbox
+from course_grader import landlock, sandbox
 
 pytestmark = pytest.mark.skipif(landlock.abi() == 0, reason="this kernel has no Landlock")
 NATIVE = {"seccomp": False, "guard": False}            # Landlock on, the Python-level layers off

@@ -1,4 +1,4 @@
-"""`python -m course_lib.grading new-seeds`: an instructor's own hidden seeds, nothing else changed."""
+"""`python -m course_grader new-seeds`: an instructor's own hidden seeds, nothing else changed."""
 
 import shutil
 import subprocess
@@ -14,7 +14,7 @@ from course_lib.grading.parts import PARTS
 def test_new_seeds_change_only_the_seeds(tmp_path):
     path = tmp_path / "source.ipynb"
     shutil.copy(SOURCE, path)
-    proc = subprocess.run([sys.executable, "-m", "course_lib.grading", "new-seeds", str(path)],
+    proc = subprocess.run([sys.executable, "-m", "course_grader", "new-seeds", str(path)],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     old, new = nbformat.read(SOURCE, as_version=4), nbformat.read(path, as_version=4)

@@ -11,8 +11,8 @@ import nbformat
 from attack_kit import GOOD, SOURCE, running
 from nbformat.v4 import new_code_cell, new_notebook
 
-from course_lib.grading.autograder import sandbox
-from course_lib.grading.autograder.pool import ClassGrader
+from course_grader import sandbox
+from course_grader.pool import ClassGrader
 from course_lib.grading.seeds import hidden_seeds
 
 SOURCE_NB = nbformat.read(SOURCE, as_version=4)
@@ -79,8 +79,8 @@ def _grader_cgroups() -> set:
 
 GRADER_WITHOUT_TORCH = """
 import sys, nbformat
-from course_lib.grading.autograder import sandbox
-from course_lib.grading.autograder.pool import ClassGrader
+from course_grader import sandbox
+from course_grader.pool import ClassGrader
 from course_lib.grading.seeds import hidden_seeds
 grader = ClassGrader(sandbox.detect_level(), sandbox.SandboxOptions(), jobs=1)
 try:

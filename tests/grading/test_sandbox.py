@@ -18,7 +18,7 @@ from attack_kit import (CASES, GOOD, LEVEL, OFF, PART_UID, assert_contained, des
                         run_part, zygote)  # noqa: F401
 
 from course_lib.grading import policy
-from course_lib.grading.autograder import runner, sandbox, wire
+from course_grader import runner, sandbox, wire
 from course_lib.grading.parts import part_of_test
 
 PROBE_FILES = """
@@ -323,7 +323,7 @@ def test_part_of_test_prefers_the_longest_name():
 
 
 def test_the_reference_sources_lack_the_graded_part():
-    from course_lib.grading.autograder import references
+    from course_grader import references
     modules, exports = references.for_part("encoder")
     text = "\n".join(src for _, src in modules)
     assert not re.search(r"^class Encoder\b", text, re.M) and re.search(r"^class EncoderLayer\b", text, re.M)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from attack_kit import CASES, GOOD, OFF, WANTS, descendants, running, with_prologue
 
-from course_lib.grading.autograder import references, runner, sandbox
+from course_grader import references, runner, sandbox
 
 NOBODY = 65534
 ATTENTION_PY = str(Path(__file__).resolve().parents[2] / "course_lib" / "attention.py")   # this checkout's

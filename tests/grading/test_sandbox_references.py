@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 
 import course_lib
-from course_lib.grading.autograder import guard, references
+from course_grader import guard, references
 from course_lib.grading.parts import DEPENDENCIES, NAMES
 
 TORCH_SDPA = F.scaled_dot_product_attention

@@ -13,8 +13,8 @@ import nbformat
 import pytest
 
 import course_lib
-from course_lib.grading.autograder import similarity
-from course_lib.grading.autograder.similarity import compare, normalize, skeletons, solution_cells, summary
+from course_grader import similarity
+from course_grader.similarity import compare, normalize, skeletons, solution_cells, summary
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from exercise_corpus.honest import BODIES, fill, notebook  # noqa: E402
@@ -86,7 +86,7 @@ def test_summary_and_command_line(source, tmp_path):
                    source=SOURCE, csv_path=tmp_path / "pair.csv")
     assert "copy_of_a" in text and "multi_head_attention ~ honest_a (100%)" in text
     assert "1 of" not in text and "2 of 2 submissions have flagged parts" in text
-    proc = subprocess.run([sys.executable, "-m", "course_lib.grading.autograder.similarity", "07_exercise"], cwd=root,
+    proc = subprocess.run([sys.executable, "-m", "course_grader.similarity", "07_exercise"], cwd=root,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     rows = (root / "similarity_07_exercise.csv").read_text().splitlines()

@@ -7,8 +7,8 @@ import logging
 import time
 from types import SimpleNamespace
 
-from course_lib.grading.autograder import autograde, similarity
-from course_lib.grading.autograder.similarity import normalize
+from course_grader import autograde, similarity
+from course_grader.similarity import normalize
 
 
 def _seconds(source: str) -> float:

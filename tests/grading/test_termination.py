@@ -14,7 +14,7 @@ import nbformat
 import pytest
 from attack_kit import REPO, descendants, released_course
 
-from course_lib.grading.autograder import cgroups
+from course_grader import cgroups
 
 sys.path.insert(0, str(REPO / "tests"))
 from exercise_corpus.submissions import apply  # noqa: E402
@@ -38,7 +38,7 @@ def course(tmp_path_factory):
 
 
 def _start(root: Path, log: Path):
-    proc = subprocess.Popen([sys.executable, "-m", "course_lib.grading", "autograde", ASSIGNMENT, "--jobs", "2",
+    proc = subprocess.Popen([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--jobs", "2",
                              "--part-timeout", "30"], cwd=root, env=ENV, stdout=subprocess.DEVNULL,
                             stderr=open(log, "w"))
     deadline = time.monotonic() + 120

@@ -584,7 +584,7 @@ def main() -> int:
             print(f"  {acc.role:10}  {acc.name:12}  password {acc.password}")
         print(f"\nInstructor's course directory: {demo.course_dir()}; exchange: {demo.exchange}")
         env = " ".join(f"{k}={v}" for k, v in demo.base_env().items())
-        print(f"Grade as root:  cd {demo.course_dir()} && env {env} python -m course_lib.grading autograde {ASSIGNMENT}")
+        print(f"Grade as root:  cd {demo.course_dir()} && env {env} python -m course_grader autograde {ASSIGNMENT}")
         while demo.hub.poll() is None:
             time.sleep(1)
         print(demo.log_tail())

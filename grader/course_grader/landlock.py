@@ -16,7 +16,7 @@ the kernel's documentation spells them: ``landlock_create_ruleset``, ``landlock_
 
 Unlike the in-process guard, nothing the student's code does from Python (or native memory writes)
 can undo it. Where the kernel has no Landlock (:func:`abi` is 0), :func:`restrict` returns 0 and the
-levels without namespaces are refused unless forced (see :func:`course_lib.grading.autograder.sandbox.detect_level`).
+levels without namespaces are refused unless forced (see :func:`course_grader.sandbox.detect_level`).
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ Levels (:func:`detect_level` picks the strongest that works; README "Autograde, 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import select
@@ -40,7 +41,8 @@ from dataclasses import dataclass
 from . import confine, landlock, wire
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ZYGOTE, HARNESS = os.path.join(HERE, "zygote.py"), os.path.join(os.path.dirname(HERE), "harness.py")
+COURSE_LIB = os.path.dirname(importlib.util.find_spec("course_lib").origin)   # found, not imported
+ZYGOTE, HARNESS = os.path.join(HERE, "zygote.py"), os.path.join(COURSE_LIB, "grading", "harness.py")
 LEVELS = ("root", "userns", "uid", "rlimits")
 ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "OMP_NUM_THREADS": "1",
        "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
@@ -134,7 +136,7 @@ def python_paths() -> dict:
     readonly = [base] if base not in ("/usr", "/usr/local", "/") else sorted(stdlib)
     readonly += sorted(s for s in site if not any(s.startswith(r + "/") for r in readonly))
     hidden = sorted(os.path.join(s, name) for s in site if os.path.isdir(s) for name in os.listdir(s)
-                    if "course_lib" in name)
+                    if "course_lib" in name or "course_grader" in name)
     return {"sys_path": sys_path, "readonly": readonly, "hidden": hidden, "read_roots": readonly}
 
 
@@ -180,7 +182,7 @@ def interpret(reply: dict, raw: bytes, timeout: float) -> Outcome:
     return out("ok", None, header, arrays)
 
 
-PRESPAWNED: list = []          # [level, Mother] started by ``python -m course_lib.grading`` first thing, if any
+PRESPAWNED: list = []          # [level, Mother] started by ``python -m course_grader`` first thing, if any
 
 
 class Zygote:
@@ -311,7 +313,7 @@ class Mother:
         theirs = [b.fileno() for _, b in pairs]
         cfg = dict(self.paths, level=level, slots=theirs[:slots], control=theirs[slots],
                    channels=theirs[slots + 1],
-                   course_lib_parent=os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
+                   course_lib_parent=os.path.dirname(COURSE_LIB), grader_parent=os.path.dirname(HERE))
         self.proc = _start(self.python, cfg, theirs, self.log)
         for _, b in pairs:
             b.close()

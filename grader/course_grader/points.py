@@ -8,8 +8,8 @@ library only.
 
 Command line::
 
-    python -m course_lib.grading points [NOTEBOOK]                      # the table
-    python -m course_lib.grading points [NOTEBOOK] multi_head_attention=5 answer_reverser=3
+    python -m course_grader points [NOTEBOOK]                      # the table
+    python -m course_grader points [NOTEBOOK] multi_head_attention=5 answer_reverser=3
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import json
 import re
 import sys
 
-from .parts import NUMBERS, PARTS, part_of_test
+from course_lib.grading.parts import NUMBERS, PARTS, part_of_test
 
 SOURCE = "notebooks/07_exercise/encoder_from_scratch.ipynb"
 WRITTEN_PART = len(PARTS) + 1          # Part 9: the written answers, graded by hand

@@ -18,10 +18,10 @@ import os
 import stat
 from dataclasses import dataclass, fields
 
-from .. import policy
+from course_lib.grading import policy
 from . import references, sandbox, wire
-from ..parts import DEPENDENCIES, NAMES, ONE_RUN, PARTS, part_of_test
-from ..seeds import hidden_seeds
+from course_lib.grading.parts import DEPENDENCIES, NAMES, ONE_RUN, PARTS, part_of_test
+from course_lib.grading.seeds import hidden_seeds
 
 MAX_NOTEBOOK_BYTES = 20 << 20
 
@@ -130,7 +130,7 @@ def all_cases(notebook=None) -> tuple[dict, dict]:
 
 def make_all_cases(seeds: dict) -> dict:
     """{part: visible + hidden cases} from ``{part: hidden seed}`` (see :func:`all_cases`)."""
-    from ..cases import make_cases
+    from course_lib.grading.cases import make_cases
     cases = {}
     for p in PARTS:
         hidden = make_cases(p, seeds[p]) if p in seeds else []
@@ -140,7 +140,7 @@ def make_all_cases(seeds: dict) -> dict:
 
 def expected_answers(cases: dict) -> dict:
     """{part: the reference's outputs for each of its cases}."""
-    from ..judging import expected
+    from course_lib.grading.judging import expected
     return {p: [expected(c) for c in cs] for p, cs in cases.items()}
 
 
@@ -214,7 +214,7 @@ def judge(part: str, cases: list, wants: list, outcome: sandbox.Outcome) -> Part
     if outcome.status != "ok":
         status = "error" if outcome.status == "grader" else "failed"
         return PartResult(status, f"{part}: {outcome.failure}", outcome.seconds)
-    from ..judging import judge_case
+    from course_lib.grading.judging import judge_case
     h, arrays = outcome.header, list(outcome.arrays)
     try:
         if h.get("cell_error"):

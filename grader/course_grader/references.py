@@ -20,7 +20,7 @@ import os
 
 import numpy as np
 
-from ..parts import DEPENDENCIES, NAMES
+from course_lib.grading.parts import DEPENDENCIES, NAMES
 
 PACKAGE = "course_lib"
 

@@ -1,4 +1,4 @@
-"""``python -m course_lib.grading autograde ASSIGNMENT``: nbgrader's autograde, sandboxed and parallel.
+"""``python -m course_grader autograde ASSIGNMENT``: nbgrader's autograde, sandboxed and parallel.
 
 Two phases:
 

@@ -17,8 +17,8 @@ import glob
 import os
 import re
 
-from ..parts import PARTS
-from ..seeds import hidden_seeds
+from course_lib.grading.parts import PARTS
+from course_lib.grading.seeds import hidden_seeds
 
 #: what a student id may be: nbgrader's ids are user names (a letter or digit first, then these)
 PLAIN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@+-]{0,127}")

@@ -16,7 +16,7 @@ an instructor to look at two cells side by side; it decides nothing.
 
 Command line, in the course directory after autograding::
 
-    python -m course_lib.grading.autograder.similarity 07_exercise [--csv similarity.csv]
+    python -m course_grader.similarity 07_exercise [--csv similarity.csv]
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import csv
 import glob
 import io
 import itertools
+import importlib.util
 import keyword
 import os
 import stat
@@ -35,7 +36,7 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..parts import NAMES, PARTS
+from course_lib.grading.parts import NAMES, PARTS
 from .runner import MAX_NOTEBOOK_BYTES, read_notebook
 from .submissions import plain_id
 
@@ -122,9 +123,9 @@ def references() -> dict[str, str]:
     included, as ``inspect.getsource`` gives it, without importing the module: no torch here)."""
     import ast
 
-    from ... import _MODULE_OF
-    from ..parts import CONTRACT_PARTS
-    root = Path(__file__).resolve().parents[2]
+    from course_lib import _MODULE_OF
+    from course_lib.grading.parts import CONTRACT_PARTS
+    root = Path(importlib.util.find_spec("course_lib").origin).resolve().parent
     out = {}
     for part in CONTRACT_PARTS:
         module = _MODULE_OF[NAMES[part]]
@@ -267,7 +268,7 @@ def report(root: Path, assignment: str, source_dir=None, submitted="submitted", 
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m course_lib.grading.autograder.similarity",
+    parser = argparse.ArgumentParser(prog="python -m course_grader.similarity",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("assignment")
     parser.add_argument("--root", default=".", help="the course directory (default: here)")

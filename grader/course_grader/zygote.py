@@ -2,10 +2,10 @@
 
 Started by the grader as ``python -I -S zygote.py CONFIG`` with an empty environment (PATH, LANG and
 one-thread settings only), in its own session, stdin/stdout/stderr on /dev/null or a log file: either
-as one zygote with one socket to the grader (:class:`course_lib.grading.autograder.sandbox.Zygote`), or as the
-*mother* of a class's zygotes (:class:`course_lib.grading.autograder.sandbox.Mother`, :func:`_mother`), which
+as one zygote with one socket to the grader (:class:`course_grader.sandbox.Zygote`), or as the
+*mother* of a class's zygotes (:class:`course_grader.sandbox.Mother`, :func:`_mother`), which
 imports and warms up torch once, forks one zygote per socket, and only then becomes the judge
-(:mod:`course_lib.grading.judge`). A zygote never imports course_lib and never holds the grader's
+(:mod:`course_grader.judge`). A zygote never imports course_lib and never holds the grader's
 state (no class list, no gradebook, no tokens, no case): its ``sys.path`` is the standard library and
 the virtual environment's site-packages, and it loads :mod:`wire`, :mod:`confine`, :mod:`cgroups`,
 :mod:`seccomp`, :mod:`guard` and EXERCISE's ``harness.py`` by file path, before it leaves the host's
@@ -348,8 +348,8 @@ def _mother(cfg: dict, libs: dict) -> None:
     for fd in slots:
         os.close(fd)
     del warm
-    sys.path.insert(0, cfg["course_lib_parent"])
-    from course_lib.grading.autograder import judge
+    sys.path[:0] = [cfg["grader_parent"], cfg["course_lib_parent"]]
+    from course_grader import judge
     judge.serve(cfg["control"], cfg["channels"])
     while True:                                                  # the grader is done: wait for the zygotes
         try:

@@ -1,20 +1,20 @@
-"""``python -m course_lib.grading autograde ASSIGNMENT [nbgrader autograde options] [--jobs N]``, and
-``python -m course_lib.grading new-seeds NOTEBOOK`` and ``python -m course_lib.grading points [NOTEBOOK] [PART=N ...]``."""
+"""``python -m course_grader autograde ASSIGNMENT [nbgrader autograde options] [--jobs N]``, and
+``python -m course_grader new-seeds NOTEBOOK`` and ``python -m course_grader points [NOTEBOOK] [PART=N ...]``."""
 
 import sys
 
-USAGE = """usage: python -m course_lib.grading autograde ASSIGNMENT [--student ID] [--jobs N]
+USAGE = """usage: python -m course_grader autograde ASSIGNMENT [--student ID] [--jobs N]
                                        [--part-timeout SECONDS] [--force] [other nbgrader autograde options]
 
 Autograde the encoder exercise like `nbgrader autograde`, but with every part of every submission run
-in a sandboxed process (see course_lib/grading/autograde.py). Run it from the course root.
+in a sandboxed process (see grader/course_grader/autograde.py). Run it from the course root.
 
-       python -m course_lib.grading new-seeds [NOTEBOOK]
+       python -m course_grader new-seeds [NOTEBOOK]
 
 Give the hidden tests of the source notebook (default notebooks/07_exercise/encoder_from_scratch.ipynb)
 seeds of your own, before `nbgrader generate_assignment`: the repository's seeds are public.
 
-       python -m course_lib.grading points [NOTEBOOK] [PART=POINTS ...]
+       python -m course_grader points [NOTEBOOK] [PART=POINTS ...]
 
 Show the points of each part (the nbgrader metadata of the source notebook, what nbgrader grades with),
 or change them: `points multi_head_attention=5 answer_reverser=3` sets the points of a part's test cell
@@ -36,7 +36,7 @@ def main(argv=None) -> int:
         return 2
     _skip_unused_imports()
     _prespawn(argv[1:])
-    from .autograder.autograde import main as autograde_main
+    from .autograde import main as autograde_main
     autograde_main(argv[1:])
     return 0
 
@@ -44,7 +44,7 @@ def main(argv=None) -> int:
 def _new_seeds(argv: list) -> int:
     import json
 
-    from .seeds import new_seeds
+    from course_lib.grading.seeds import new_seeds
     path = argv[0] if argv else "notebooks/07_exercise/encoder_from_scratch.ipynb"
     with open(path, encoding="utf-8") as f:
         nb = json.load(f)                           # as stored (key order, source lines): a diff of seeds only
@@ -78,7 +78,7 @@ def _option(argv: list, name: str, default: str) -> str:
 def _prespawn(argv: list) -> None:
     """Start the sandbox now, so that its torch import overlaps nbgrader's start-up (the app adopts it
     if its settings agree, else it starts its own)."""
-    from .autograder import confine, sandbox       # not torch: the sandbox imports it while we import nbgrader
+    from . import confine, sandbox       # not torch: the sandbox imports it while we import nbgrader
     confine.prctl(confine.PR_SET_DUMPABLE, 0)      # same-uid processes cannot read our memory or environment
     try:
         level = sandbox.detect_level(_option(argv, "sandbox", "auto"))
