@@ -16,13 +16,15 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from course_lib.practice import FAIL, PASS
+from course_lib.practice import FAIL, PASS, TODO
 
 ROOT = Path(__file__).resolve().parents[1]
-LECTURES = sorted((ROOT / "notebooks").glob("0[1-68]_*.ipynb"))
-MINIMUM = {"08": 2}          # exercises per lecture: 3, and 2 in the capstone
-KINDS = {"write", "predict", "change"}
+LECTURES = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))     # every lecture; the exercise is 07_exercise/
+MINIMUM = 3                  # practice exercises per lecture (self-check quizzes not counted)
+KINDS = {"write", "predict", "change", "quiz"}
 FENCE = re.compile(r"```python\n(.*?)```", re.S)
+IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+\.svg)\)")
+WRITE_LINES = 3              # a write task's solution: at least this many lines of code
 
 
 def tags(cell) -> list[str]:
@@ -57,18 +59,124 @@ def stream_text(cell) -> str:
     return "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
 
 
+def kind(nb, i) -> str:
+    return nb.cells[i].metadata["practice"]["kind"]
+
+
+def code_lines(source: str) -> int:
+    return sum(1 for line in source.splitlines() if line.strip() and not line.strip().startswith("#"))
+
+
 @pytest.mark.parametrize("path", LECTURES, ids=lambda p: p.stem[:2])
 def test_lecture_has_practice(path):
     nb = nbformat.read(path, as_version=4)
     found = exercises(nb)
-    assert len(found) >= MINIMUM.get(path.stem[:2], 3), f"{path.name}: {len(found)} practice exercises"
+    practice = [f for f in found if kind(nb, f[0]) != "quiz"]
+    assert len(practice) >= MINIMUM, f"{path.name}: {len(practice)} practice exercises"
     for _, check, _ in found:
         stored = stream_text(nb.cells[check]).strip()
-        assert stored.startswith(FAIL), f"{path.name} cell {check}: stored solved, or its check printed {stored!r}"
+        assert stored.startswith(TODO), f"{path.name} cell {check}: stored solved, or its check printed {stored!r}"
         assert len(stored.splitlines()) == 1, f"{path.name} cell {check}: feedback is not one line"
 
 
-def test_practice_mixes_the_three_kinds():
+@pytest.mark.parametrize("path", LECTURES, ids=lambda p: p.stem[:2])
+def test_the_student_writes_the_central_computation(path):
+    """At least two write tasks of several lines each (the solution's code), in every lecture."""
+    nb = nbformat.read(path, as_version=4)
+    writes = [(i, code_lines(solution)) for i, _, solution in exercises(nb) if kind(nb, i) == "write"]
+    long_enough = [i for i, n in writes if n >= WRITE_LINES]
+    assert len(long_enough) >= 2, f"{path.name}: write tasks (cell, lines of solution) {writes}"
+
+
+@pytest.mark.parametrize("path", LECTURES, ids=lambda p: p.stem[:2])
+def test_self_checks_are_checked_and_one_is_retrieval(path):
+    """Two or more self-check questions are checked quizzes; one re-asks an earlier lecture (not in 01)."""
+    nb = nbformat.read(path, as_version=4)
+    quizzes = [nb.cells[i].metadata["practice"] for i, _, _ in exercises(nb) if kind(nb, i) == "quiz"]
+    assert len(quizzes) >= 2, f"{path.name}: {len(quizzes)} checked self-check questions"
+    earlier = [q["retrieval"] for q in quizzes if q.get("retrieval")]
+    assert all(re.fullmatch(r"\d\d", r) and r < path.stem[:2] for r in earlier), earlier
+    if path.stem[:2] != "01":
+        assert earlier, f"{path.name}: no self-check asks again what an earlier lecture taught"
+
+
+def svg_text(markdown: str, folder: Path) -> str:
+    """The text of every SVG figure a markdown cell shows (its <text> and <title>/<desc>)."""
+    out = []
+    for ref in IMAGE.findall(markdown):
+        path = (folder / ref).resolve()
+        if path.is_file():
+            out.append(re.sub(r"<[^>]+>", " ", path.read_text(encoding="utf-8")))
+    return " ".join(out)
+
+
+def output_text(cell) -> str:
+    text = []
+    for o in cell.get("outputs", []):
+        text.append(o.get("text", "") if isinstance(o.get("text", ""), str) else "".join(o["text"]))
+        for mime, value in (o.get("data") or {}).items():
+            if mime.startswith("text/"):
+                text.append(value if isinstance(value, str) else "".join(value))
+    return "\n".join(text)
+
+
+def spoilers(nb, folder: Path) -> list[str]:
+    """Where a prediction's or a quiz's answer shows on the page before its check: a markdown cell (and
+    the text of the figures it shows), a code cell's source before the exercise, any stored output."""
+    found = []
+    for i, check, _ in exercises(nb):
+        practice = nb.cells[i].metadata["practice"]
+        if practice["kind"] not in ("predict", "quiz"):
+            continue
+        answers = practice.get("answer")
+        if not answers or not all(isinstance(a, str) and a.strip() for a in answers):
+            found.append(f"cell {i}: a {practice['kind']} needs metadata practice.answer (what would give it away)")
+            continue
+        if nb.cells[i].get("outputs"):
+            found.append(f"cell {i}: the exercise cell is stored with an output")
+        for j, cell in enumerate(nb.cells[:check]):
+            if cell.cell_type == "markdown":
+                where = cell.source + " " + svg_text(cell.source, folder)
+            else:
+                where = (cell.source if j < i else "") + "\n" + output_text(cell)
+            for answer in answers:
+                if answer.lower() in where.lower():
+                    found.append(f"cell {i}: its answer {answer!r} shows in cell {j}, before the check")
+    return found
+
+
+@pytest.mark.parametrize("path", LECTURES, ids=lambda p: p.stem[:2])
+def test_no_answer_on_the_page_before_its_check(path):
+    nb = nbformat.read(path, as_version=4)
+    assert not (found := spoilers(nb, path.parent)), f"{path.name}:\n" + "\n".join(found)
+
+
+def test_spoilers_are_found(tmp_path):
+    """The spoiler test finds an answer in a caption, in a figure, in an earlier output and in the
+    exercise cell's own output; and passes the same page without them."""
+    (tmp_path / "fig.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg"><text>p = 1.0000</text></svg>')
+    meta = {"tags": ["exercise"], "practice": {"kind": "predict", "mistake": "x", "says": "y",
+                                                "answer": ["1.0000"]}}
+
+    def page(caption, figure, earlier, own):
+        md = nbformat.v4.new_markdown_cell(caption + ("\n![a figure](fig.svg)" if figure else ""))
+        code = nbformat.v4.new_code_cell("p = 1")
+        code.outputs = [nbformat.v4.new_output("stream", text=earlier)]
+        ex = nbformat.v4.new_code_cell("prediction = ...", metadata=meta)
+        ex.outputs = [nbformat.v4.new_output("stream", text=own)] if own else []
+        check = nbformat.v4.new_code_cell("check()", metadata={"tags": ["check"]})
+        sol = nbformat.v4.new_markdown_cell("<details>\n\n```python\nprediction = 1\n```\n</details>",
+                                            metadata={"tags": ["solution"]})
+        return nbformat.v4.new_notebook(cells=[md, code, ex, check, sol])
+
+    assert spoilers(page("What will p be?", False, "", ""), tmp_path) == []
+    assert spoilers(page("p will be 1.0000", False, "", ""), tmp_path)
+    assert spoilers(page("What will p be?", True, "", ""), tmp_path)
+    assert spoilers(page("What will p be?", False, "p = 1.0000\n", ""), tmp_path)
+    assert spoilers(page("What will p be?", False, "", "1.0000\n"), tmp_path)
+
+
+def test_practice_mixes_the_kinds():
     kinds = {}
     for path in LECTURES:
         nb = nbformat.read(path, as_version=4)

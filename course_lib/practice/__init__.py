@@ -6,13 +6,25 @@ Practice is not graded. An exercise is three cells in a lecture:
    where the answer goes). Its metadata ``practice`` says what kind of exercise it is and holds one
    typical mistake, which the tests run::
 
-       "practice": {"kind": "write" | "predict" | "change",
+       "practice": {"kind": "write" | "predict" | "change" | "quiz",
                     "mistake": "<source of the cell with a typical mistake>",
-                    "says": "<a piece of the one-line feedback that mistake must get>"}
+                    "says": "<a piece of the one-line feedback that mistake must get>",
+                    "answer": ["<text that gives the answer away>", ...],   # predict and quiz
+                    "retrieval": "NN"}                                      # a quiz that re-asks lecture NN
+
+   ``write``: the student writes the section's central computation (several lines); ``predict``: the
+   student writes down what a cell will show before running it; ``change``: the student changes a
+   given cell and explains what happens; ``quiz``: a self-check question, multiple choice or numeric,
+   answered in the cell (:func:`choice`, :func:`number`). ``answer`` lists the strings that would give
+   a prediction or a quiz away: none of them may appear anywhere on the page before its check (a
+   stored output, a caption, a figure's text, an earlier sentence); ``tests/test_practice.py`` looks.
+   ``retrieval`` marks a quiz that asks again what an earlier lecture taught.
 
 2. the next code cell tagged ``check``: one call of a check from this package (``lectureNN.py``), which
-   prints ONE line: ``✓ ...`` when right, ``✗ <what is wrong> (<where to look>)`` when not. A check
-   never raises and never prints the line of code that fixes the mistake;
+   prints ONE line: ``✓ ...`` when right, ``✗ <what is wrong> (<where to look>)`` when not, and
+   ``○ not done yet: ...`` (:func:`todo`, not a failure: a page read without a kernel shows it as the
+   exercise's open state, not as an error) while the answer is still the placeholder. A check never
+   raises and never prints the line of code that fixes the mistake;
 3. a markdown cell tagged ``solution``: the solution in a ``<details>`` block, one click away and not
    on the page.
 
@@ -27,9 +39,9 @@ import math
 
 import torch
 
-__all__ = ["check", "passed", "failed", "unanswered", "attempt", "same_tensor"]
+__all__ = ["check", "passed", "failed", "todo", "unanswered", "attempt", "same_tensor", "choice", "number"]
 
-PASS, FAIL = "✓", "✗"
+PASS, FAIL, TODO = "✓", "✗", "○"
 
 
 def passed(message: str) -> bool:
@@ -41,6 +53,13 @@ def passed(message: str) -> bool:
 def failed(what: str, where: str | None = None) -> bool:
     """Print what is wrong and where to look, on one line; returns False."""
     print(f"{FAIL} {what}" + (f" ({where})" if where else ""))
+    return False
+
+
+def todo(what: str, where: str | None = None) -> bool:
+    """Print that the exercise is still open (``○ not done yet: ...``), on one line; returns False.
+    Not a failure: it is what a check says before the student has answered."""
+    print(f"{TODO} {what}" + (f" ({where})" if where else ""))
     return False
 
 
@@ -69,14 +88,14 @@ def attempt(fn, *args, where: str | None = None, **kwargs):
     try:
         result = fn(*args, **kwargs)
     except NotImplementedError:
-        failed("not done yet: the function still raises NotImplementedError", where)
+        todo("not done yet: the function still raises NotImplementedError", where)
         return False, None
     except Exception as exc:  # the student's error, reported on one line
         first = (str(exc).splitlines() or [""])[0]
         failed(f"your code raised {type(exc).__name__}: {first}", where)
         return False, None
     if unanswered(result):
-        failed(f"not done yet: {getattr(fn, '__name__', 'the function')} returned {result!r}", where)
+        todo(f"not done yet: {getattr(fn, '__name__', 'the function')} returned {result!r}", where)
         return False, None
     return True, result
 
@@ -93,3 +112,33 @@ def same_tensor(got, expected: torch.Tensor, name: str, where: str | None = None
         return failed(f"{name} has the right shape but wrong values (largest difference "
                       f"{diff:.2g})" if math.isfinite(diff) else f"{name} holds NaN or inf", where)
     return True
+
+
+def choice(answer, right, wrong: dict, explain: str, where: str | None = None) -> bool:
+    """A multiple-choice self-check: ``answer`` is the student's pick, ``right`` the right option,
+    ``wrong`` maps every other option to why it is wrong (and where to look). Prints one line."""
+    options = [right, *wrong]
+    if unanswered(answer):
+        return todo("not done yet: set answer to one of " + ", ".join(repr(o) for o in options), where)
+    if isinstance(answer, str):
+        answer = answer.strip()
+    if answer == right:
+        return passed(explain)
+    if answer in wrong:
+        return failed(wrong[answer], where)
+    return failed(f"answer should be one of {', '.join(repr(o) for o in options)}, got {answer!r}", where)
+
+
+def number(answer, value: float, explain: str, rel_tol: float = 0.02, abs_tol: float = 0.0,
+           low: str = "too small", high: str = "too large", where: str | None = None) -> bool:
+    """A numeric self-check: ``answer`` within ``rel_tol`` (or ``abs_tol``) of ``value``; ``low`` and
+    ``high`` say what a too-small or too-large answer probably missed. Prints one line."""
+    if unanswered(answer):
+        return todo("not done yet: set answer to a number", where)
+    try:
+        got = float(answer)
+    except (TypeError, ValueError):
+        return failed(f"answer should be a number, got {answer!r}", where)
+    if math.isclose(got, value, rel_tol=rel_tol, abs_tol=abs_tol):
+        return passed(explain)
+    return failed(low if got < value else high, where)

@@ -10,7 +10,7 @@ import math
 
 import torch
 
-from . import attempt, check, failed, passed, unanswered
+from . import attempt, check, failed, passed, todo, unanswered
 
 __all__ = ["check_prediction", "check_no_scaling", "check_additive_scores"]
 
@@ -20,7 +20,7 @@ def check_prediction(prediction, q: torch.Tensor, keys: dict) -> bool:
     """Predict-then-run: which key gets the most attention from ``q``? ``prediction`` is its name."""
     names = list(keys)
     if unanswered(prediction):
-        return failed("not done yet: set prediction to the name of one key", "the exercise cell")
+        return todo("not done yet: set prediction to the name of one key", "the exercise cell")
     if prediction not in keys:
         return failed(f"{prediction!r} is not one of the keys {names}", "the exercise cell")
     dots = {name: float(q @ k) for name, k in keys.items()}
@@ -49,7 +49,7 @@ def check_no_scaling(scale, largest, q: torch.Tensor, K: torch.Tensor) -> bool:
         return failed(f"scale = {scale:.4g} still rescales the scores; the change is to drop the scaling "
                       "altogether", "the line that sets scale")
     if unanswered(largest):
-        return failed("not done yet: write the largest weight the cell printed into largest",
+        return todo("not done yet: write the largest weight the cell printed into largest",
                       "the last line of the exercise")
     unscaled = torch.softmax(K @ q, dim=0)
     scaled = torch.softmax(K @ q / math.sqrt(d_k), dim=0)

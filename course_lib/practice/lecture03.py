@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from . import attempt, check, failed, passed, unanswered
+from . import attempt, check, failed, passed, todo, unanswered
 
 
 __all__ = ["check_residual_prediction", "check_layer_norm", "check_eval_mode"]
@@ -22,7 +22,7 @@ CHOICES = ("x", "zeros", "2x")
 def check_residual_prediction(prediction, residual_out, x) -> bool:
     """The student predicted what ``x + sublayer(x)`` is when the sublayer outputs zeros."""
     if unanswered(prediction):
-        return failed("not done yet: set prediction to one of " + ", ".join(repr(c) for c in CHOICES))
+        return todo("not done yet: set prediction to one of " + ", ".join(repr(c) for c in CHOICES))
     if prediction not in CHOICES:
         return failed(f"prediction should be one of {', '.join(repr(c) for c in CHOICES)}, got {prediction!r}")
     try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from . import check, failed, passed, same_tensor, unanswered
+from . import check, failed, passed, same_tensor, todo, unanswered
 
 
 __all__ = ["check_embed_by_matmul", "check_cold_softmax", "check_temperature"]
@@ -34,7 +34,7 @@ def check_embed_by_matmul(fn) -> bool:
                           "cannot multiply a float table: look at its dtype)", where)
         return failed(f"your code raised {type(exc).__name__}: {text}", where)
     if unanswered(got):
-        return failed(f"not done yet: {where} returned {got!r}", where)
+        return todo(f"not done yet: {where} returned {got!r}", where)
     if not same_tensor(got, table[ids], "the result", where):
         return False
     return passed("one-hot rows times E select rows of E: the same numbers as the look-up table[ids]")
@@ -45,7 +45,7 @@ def check_cold_softmax(prediction, p_cold, words) -> bool:
     """The student predicted what softmax(z / tau) becomes as tau -> 0."""
     choices = ("argmax", "uniform", "unchanged")
     if unanswered(prediction):
-        return failed("not done yet: set tau_prediction to one of " + ", ".join(repr(c) for c in choices))
+        return todo("not done yet: set tau_prediction to one of " + ", ".join(repr(c) for c in choices))
     if prediction not in choices:
         return failed(f"tau_prediction should be one of {', '.join(repr(c) for c in choices)}, got {prediction!r}")
     top = int(p_cold.argmax())
@@ -63,7 +63,7 @@ def check_cold_softmax(prediction, p_cold, words) -> bool:
 def check_temperature(tau, p, words) -> bool:
     """The student chose a temperature at which the top candidate gets at least 90 % of the mass."""
     if unanswered(tau):
-        return failed("not done yet: give tau_try a number")
+        return todo("not done yet: give tau_try a number")
     try:
         tau = float(tau)
     except (TypeError, ValueError):

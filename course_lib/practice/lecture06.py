@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from . import check, failed, passed, unanswered
+from . import check, failed, passed, todo, unanswered
 
 __all__ = ["check_padding_mask", "check_nan_rows", "check_junk_padding"]
 
@@ -14,7 +14,7 @@ __all__ = ["check_padding_mask", "check_nan_rows", "check_junk_padding"]
 def check_padding_mask(mask, lengths) -> bool:
     """Write the key_padding_mask of a batch with these lengths, by hand."""
     if unanswered(mask):
-        return failed("not done yet: my_mask is still ...")
+        return todo("not done yet: my_mask is still ...")
     if not isinstance(mask, torch.Tensor):
         return failed(f"my_mask should be a tensor, got {type(mask).__name__}")
     expected = torch.arange(max(lengths))[None, :] >= torch.as_tensor(lengths)[:, None]      # (B, T)
@@ -37,7 +37,7 @@ def check_padding_mask(mask, lengths) -> bool:
 def check_nan_rows(nan_rows, allowed: torch.Tensor) -> bool:
     """Predict which query rows of a ``-inf``-filled softmax are NaN under the mask ``allowed``."""
     if unanswered(nan_rows):
-        return failed("not done yet: set nan_rows to a list of query positions")
+        return todo("not done yet: set nan_rows to a list of query positions")
     try:
         predicted = sorted({int(r) for r in nan_rows})
     except TypeError:
@@ -55,7 +55,7 @@ def check_nan_rows(nan_rows, allowed: torch.Tensor) -> bool:
 def check_junk_padding(filler, out_junk, reference: torch.Tensor, mask: torch.Tensor, pad_id: int) -> bool:
     """Change the id in the padded cells to a word's id and keep the real positions' outputs."""
     if unanswered(filler) or unanswered(out_junk):
-        return failed("not done yet: set filler and compute out_junk")
+        return todo("not done yet: set filler and compute out_junk")
     if int(filler) == pad_id:
         return failed(f"the padded cells still hold the pad id {pad_id}: put a word's id there", "filler")
     if not isinstance(out_junk, torch.Tensor) or out_junk.shape != reference.shape:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import attempt, check, failed, passed, unanswered
+from . import attempt, check, failed, passed, todo, unanswered
 
 __all__ = ["check_probe_probabilities", "check_word_order"]
 
@@ -49,7 +49,7 @@ def check_word_order(same_for_baseline, same_for_probe, baseline_probabilities, 
     """Predict: do the two models give the same probabilities to two sentences with the same words?"""
     where = "what does each model keep of a sentence?"
     if unanswered(same_for_baseline) or unanswered(same_for_probe):
-        return failed("not answered yet: set both predictions to True or False", where)
+        return todo("not done yet: set both predictions to True or False", where)
     if not isinstance(same_for_baseline, bool) or not isinstance(same_for_probe, bool):
         return failed("each prediction should be True or False", where)
     base = np.asarray(baseline_probabilities(sentences), dtype=np.float64)   # (2, topics)
