@@ -5,7 +5,7 @@
   homes (0700). They log in through JupyterHub's PAM authenticator (the machine's own accounts,
   as on a real course server); only they are allowed in.
 - The course environment every user's server and kernel runs: the repository's `.venv`, copied
-  outside the checkout (hard links, so it takes seconds) with course_lib installed into it as
+  outside the checkout (hard links, so it takes seconds) with course_lib and course_grader installed into it as
   `pip install .` would (not the editable install that points into the checkout), so a student needs
   nothing of the repository. While the class runs the checkout itself is closed to other users
   (`chmod o-rwx`; its mode comes back on stop): on a course server the instructor's clone lives in
@@ -201,12 +201,13 @@ class DemoClass:
             cfg.unlink()
             cfg.write_text(text)
         site = next((self.env / "lib").glob("python3*/site-packages"))
-        for editable in list(site.glob("__editable__*course_lib*")):
-            editable.unlink()
-        for info in site.glob("course_lib-*.dist-info"):
-            shutil.rmtree(info)
-        shutil.copytree(REPO / "course_lib", site / "course_lib",
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        packages = {"course_lib": REPO / "course_lib", "course_grader": REPO / "grader" / "course_grader"}
+        for name, source in packages.items():
+            for editable in list(site.glob(f"__editable__*{name}*")):
+                editable.unlink()
+            for info in site.glob(f"{name}-*.dist-info"):
+                shutil.rmtree(info)
+            shutil.copytree(source, site / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         old = f"#!{VENV}/bin/python".encode()
         for script in (self.env / "bin").iterdir():
             if script.is_symlink() or not script.is_file():
@@ -218,8 +219,9 @@ class DemoClass:
                 script.write_bytes(f"#!{self.env}/bin/python".encode() + data[len(old):])
                 script.chmod(mode)
         # the copy's own files are world-readable like a system install (umask may say otherwise)
-        for path in [site / "course_lib", *(site / "course_lib").rglob("*")]:
-            path.chmod(0o755 if path.is_dir() else 0o644)
+        for name in packages:
+            for path in [site / name, *(site / name).rglob("*")]:
+                path.chmod(0o755 if path.is_dir() else 0o644)
 
     def _make_exchange_and_config(self) -> None:
         self.exchange.mkdir()
