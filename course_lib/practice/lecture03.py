@@ -12,9 +12,14 @@ from torch import nn
 
 from . import attempt, check, failed, number, passed, todo, unanswered
 
-
-__all__ = ["check_layer_norm", "check_dropout", "check_pre_ln_block",
-           "check_ffn_parameters", "check_layer_norm_value", "check_attention_weights"]
+__all__ = [
+    "check_attention_weights",
+    "check_dropout",
+    "check_ffn_parameters",
+    "check_layer_norm",
+    "check_layer_norm_value",
+    "check_pre_ln_block",
+]
 
 
 def _layer_norm_input() -> torch.Tensor:

@@ -12,9 +12,16 @@ import torch
 
 from . import attempt, check, failed, number, passed, same_tensor, todo, unanswered
 
-
-__all__ = ["check_embed_by_matmul", "check_stable_softmax", "check_cold_softmax", "check_temperature",
-           "check_nearest", "check_doubled_logits", "check_tying_savings", "check_dropout_scale"]
+__all__ = [
+    "check_cold_softmax",
+    "check_doubled_logits",
+    "check_dropout_scale",
+    "check_embed_by_matmul",
+    "check_nearest",
+    "check_stable_softmax",
+    "check_temperature",
+    "check_tying_savings",
+]
 
 
 @check
