@@ -110,7 +110,8 @@ def draw_positional_waves():
     pe = sinusoidal_positional_encoding(n_pos, d_model).numpy()
     fig = plt.figure(figsize=(8.6, 4.6), layout="constrained")
     grid = fig.add_gridspec(len(dims), 2, width_ratios=(6.2, 1.0))
-    fig.suptitle("Positional encoding: a wave per dimension, a position is a vertical slice", fontsize=12)
+    fig.suptitle(f"Positional encoding (d_model = {d_model}): a wave per dimension, a position is a vertical slice",
+                 fontsize=12)
     for r, dim in enumerate(dims):
         ax = fig.add_subplot(grid[r, 0])
         i = dim // 2
