@@ -18,7 +18,13 @@ seeds of your own, before `nbgrader generate_assignment`: the repository's seeds
 
 Show the points of each part (the nbgrader metadata of the source notebook, what nbgrader grades with),
 or change them: `points multi_head_attention=5 answer_reverser=3` sets the points of a part's test cell
-or of a written answer, and the table and headings of the notebook's text; then generate_assignment."""
+or of a written answer, and the table and headings of the notebook's text; then generate_assignment.
+
+       python -m course_grader report ASSIGNMENT [--out DIR]
+
+After autograde: the class report (an offline HTML page and CSV files, student data) in
+reports/ASSIGNMENT/ (git-ignored): per part, the named mistakes, visible/hidden disagreements, hints,
+copies, the written answers."""
 
 
 def main(argv=None) -> int:
@@ -28,6 +34,9 @@ def main(argv=None) -> int:
         return 0
     if argv[0] == "new-seeds":
         return _new_seeds(argv[1:])
+    if argv[0] == "report":
+        from .report import main as report_main
+        return report_main(argv[1:])
     if argv[0] == "points":
         from .points import main as points_main
         return points_main(argv[1:])
