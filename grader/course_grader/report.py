@@ -139,7 +139,8 @@ def read_class(root: Path, assignment: str) -> tuple[list[Student], dict]:
             st = students.setdefault(sub.student_id, Student(sub.student_id))
             for nb in sub.notebooks:
                 for g in nb.grades:
-                    score = None if g.needs_manual_grade else float(g.score)
+                    pending = g.needs_manual_grade and g.manual_score is None and g.override_score is None
+                    score = None if pending else float(g.score)
                     part = part_of_test(g.name)
                     if part is not None:
                         st.scores[part] = (score or 0.0, float(g.max_score))
@@ -355,7 +356,7 @@ def stacked_bars(rows: list[dict]) -> str:
     kinds = [("passed", "passed"), ("failed", "failed"), ("not_tried", "not tried")]
     summary = "; ".join(f"{r['part']}: {r['passed']} passed, {r['failed']} failed, {r['not_tried']} not tried"
                         for r in rows)
-    svg = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" '
+    svg = [f'<svg role="img" width="{width}" '
            f'height="{height * len(rows) + 40}" aria-label="{_esc(summary)}"><title>{_esc(summary)}</title>']
     for i, r in enumerate(rows):
         y, x = 10 + i * height, left
@@ -383,7 +384,7 @@ def histogram(pairs, points, label: str) -> str:
     most = max((n for _, n in pairs), default=1) or 1
     summary = f"{label}: " + (", ".join(f"{n} scored {_number(s)}" for s, n in pairs) or "no scores")
     step = (width - 20) / max(len(pairs), 1)
-    svg = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" '
+    svg = [f'<svg role="img" width="{width}" height="{height}" '
            f'aria-label="{_esc(summary)}"><title>{_esc(summary)}</title>']
     for i, (score, n) in enumerate(pairs):
         h = 70 * n / most
@@ -403,7 +404,7 @@ def mistake_bars(rows: list[dict]) -> str:
     width, left, height = 640, 230, 22
     most = max(r["count"] for r in named)
     summary = "; ".join(f"{r['mistake']}: {r['count']} students" for r in named)
-    svg = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height * len(named) + 10}" '
+    svg = [f'<svg role="img" width="{width}" height="{height * len(named) + 10}" '
            f'aria-label="{_esc(summary)}"><title>{_esc(summary)}</title>']
     for i, r in enumerate(named):
         y = 5 + i * height

@@ -1221,9 +1221,10 @@ _KEEP = set(_keyword.kwlist) | set(dir(__builtins__) if isinstance(__builtins__,
     "self", "torch", "nn", "F", "np", "math", "super", "__init__", "forward"}
 
 
-def renamed(code: str) -> str:
-    """Every name the author chose gets another one (attributes after ``self.`` too); the library's names
-    and the keywords of calls (``dim=-1``) stay, or the code would no longer run."""
+def renamed(code: str, keep=frozenset()) -> str:
+    """Every name the author chose gets another one (attributes after ``self.`` too), but those in
+    ``keep``; the library's names and the keywords of calls (``dim=-1``) stay, or the code would no
+    longer run."""
     toks = list(_tokenize.generate_tokens(_io.StringIO(code).readline))
     out, depth = [], 0
     for i, tok in enumerate(toks):
@@ -1234,7 +1235,8 @@ def renamed(code: str) -> str:
         following = next((t for t in toks[i + 1:] if t.type not in (_tokenize.NL, _tokenize.COMMENT)), None)
         keyword_argument = depth > 0 and following is not None and following.string == "="
         after_dot = i > 0 and toks[i - 1].string == "."
-        if (tok.type == _tokenize.NAME and text not in _KEEP and not _keyword.iskeyword(text) and not keyword_argument
+        if (tok.type == _tokenize.NAME and text not in _KEEP and text not in keep and not _keyword.iskeyword(text)
+                and not keyword_argument
                 and (not after_dot or (i > 1 and toks[i - 2].string == "self"))):
             text = "my_" + text.lstrip("_")
         out.append((tok.type, text))
@@ -1282,5 +1284,22 @@ def reordered(code: str) -> str:
     return _ast.unparse(tree)
 
 
+def contract_names(code: str) -> frozenset:
+    """What a copier of a cell must keep for it to still be graded: the names it defines at the top, every
+    parameter (the grader passes them by keyword) and every ``self.`` attribute (the state_dict's keys)."""
+    tree = _ast.parse(code)
+    names = {n.name for n in tree.body if isinstance(n, (_ast.FunctionDef, _ast.ClassDef))} | set(GRADED.values())
+    for node in _ast.walk(tree):
+        if isinstance(node, _ast.arg):
+            names.add(node.arg)
+        if isinstance(node, _ast.Attribute) and isinstance(node.value, _ast.Name) and node.value.id == "self":
+            names.add(node.attr)
+    return frozenset(names)
+
+
 DISGUISES = {"verbatim": lambda c: c, "renamed": renamed, "reformatted": lambda c: reformatted(renamed(c)),
              "reordered": lambda c: reordered(renamed(c))}
+#: the same disguises, keeping what the grader needs (a copy that is still graded full marks)
+RUNNABLE = {"verbatim": lambda c: c, "renamed": lambda c: renamed(c, contract_names(c)),
+            "reformatted": lambda c: reformatted(renamed(c, contract_names(c))),
+            "reordered": lambda c: reordered(renamed(c, contract_names(c)))}

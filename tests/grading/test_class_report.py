@@ -53,11 +53,11 @@ COPIES = {"c00_copies_loops": ("s00_loops", "renamed"), "c01_copies_helpers": ("
           "c02_copies_typed": ("s03_typed", "reordered")}
 for _student in COPIES:
     PLAN[_student] = {"style": None, "mistakes": []}
-while len(PLAN) < 40:
-    PLAN[f"ok{len(PLAN):02d}"] = {"style": None, "mistakes": []}
+for _i in range(40 - len(PLAN)):
+    PLAN[f"ok{_i:02d}"] = {"style": None, "mistakes": []}
 HINTS = {"m00": {"multi_head_attention": 2}, "m01": {"multi_head_attention": 3, "attention": 1},
          "s01_einsum": {"parameters": {"encoder": 1}}}          # the last: a part that does not exist, ignored
-GRADED_ANSWERS = {"answer_scores_shape": {"ok30": 2, "ok31": 2, "ok32": 1}}
+GRADED_ANSWERS = {"answer_scores_shape": {"ok00": 2, "ok01": 2, "ok02": 1}}
 
 
 def _expected_lost() -> dict[str, set]:
@@ -81,12 +81,13 @@ def graded(tmp_path_factory):
     root.mkdir()
     good = released_course(root)
     release = nbformat.read(root / "release" / ASSIGNMENT / f"{NOTEBOOK}.ipynb", as_version=4)
+    source = nbformat.read(root / "notebooks" / ASSIGNMENT / f"{NOTEBOOK}.ipynb", as_version=4)
     honest.BODIES.update(styles.BODIES)
     notebooks = {}
     for student, plan in PLAN.items():
         nb = good
         if plan["style"]:
-            nb = _with_cells(good, honest.notebook(release, plan["style"]))
+            nb = _with_cells(good, honest.notebook(source, plan["style"]))   # the source has the blocks to fill
         nb = apply(nb, [e for m in plan["mistakes"] for e in EDITS[m]])
         for part in plan.get("not_tried", []):
             nb = _with_cells(nb, release, only=[part])
@@ -97,7 +98,7 @@ def graded(tmp_path_factory):
         for cell in copy["cells"]:
             meta = cell.get("metadata", {}).get("nbgrader", {})
             if meta.get("solution") and meta.get("grade_id") in PARTS:
-                cell["source"] = styles.DISGUISES[disguise]("".join(cell["source"]))
+                cell["source"] = styles.RUNNABLE[disguise]("".join(cell["source"]))
         notebooks[student] = copy
     for student, nb in notebooks.items():
         folder = root / "submitted" / student / ASSIGNMENT
@@ -113,6 +114,7 @@ def graded(tmp_path_factory):
             for student, score in scores.items():
                 grade = gb.find_grade(answer, NOTEBOOK, ASSIGNMENT, student)
                 grade.manual_score = score
+                grade.needs_manual_grade = False                     # as the formgrader does
         gb.db.commit()
     proc = _run([sys.executable, "-m", "course_grader", "report", ASSIGNMENT], root)
     assert proc.returncode == 0, proc.stderr[-4000:]
@@ -140,7 +142,7 @@ def _rows(path: Path) -> list[dict]:
 @pytest.mark.slow
 def test_the_counts_per_part_are_the_planted_ones(graded):
     root, out, stdout = graded
-    assert "student data" in stdout and str(out / "index.html") in stdout
+    assert "student data" in stdout and "reports/07_exercise/index.html" in stdout
     lost = _expected_lost()
     rows = {r["part"]: r for r in _rows(out / "parts.csv")}
     assert set(rows) == set(PARTS)
