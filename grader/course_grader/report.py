@@ -135,17 +135,13 @@ def read_class(root: Path, assignment: str) -> tuple[list[Student], dict]:
             released[path.stem] = solution_cells(nb)
     students: dict[str, Student] = {}
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
-        for sub in gb.assignment_submissions(assignment):
-            st = students.setdefault(sub.student_id, Student(sub.student_id))
-            for nb in sub.notebooks:
-                for g in nb.grades:
-                    pending = g.needs_manual_grade and g.manual_score is None and g.override_score is None
-                    score = None if pending else float(g.score)
-                    part = part_of_test(g.name)
-                    if part is not None:
-                        st.scores[part] = (score or 0.0, float(g.max_score))
-                    else:
-                        st.written[g.name] = (score, float(g.max_score))
+        for student, name, score, manual, needs_manual, most in _grades(gb, assignment):
+            st = students.setdefault(student, Student(student))
+            part = part_of_test(name)
+            if part is not None:
+                st.scores[part] = (float(score or 0.0), float(most or 0.0))
+            else:                                   # a written answer: pending until graded by hand
+                st.written[name] = (None if needs_manual and manual is None else float(score or 0.0), float(most or 0.0))
     for st in students.values():
         folder = root / "autograded" / st.id / assignment
         for path in sorted(folder.glob("*.ipynb")):
@@ -169,6 +165,21 @@ def read_class(root: Path, assignment: str) -> tuple[list[Student], dict]:
                 for part, rung in hints_of(record).items():
                     st.hints[part] = max(rung, st.hints.get(part, 0))
     return sorted(students.values(), key=lambda s: s.id), {"notebooks": sorted(released)}
+
+
+def _grades(gb, assignment: str) -> list[tuple]:
+    """(student, cell, score, manual score, needs manual grade, max score) of every grade of the
+    assignment, in one query (nbgrader's objects would load each submission's grades one by one)."""
+    from nbgrader.api import Assignment, Grade, GradeCell, SubmittedAssignment, SubmittedNotebook
+    return (gb.db.query(SubmittedAssignment.student_id, GradeCell.name, Grade.score, Grade.manual_score,
+                        Grade.needs_manual_grade, GradeCell.max_score)
+            .select_from(Grade)
+            .join(GradeCell, GradeCell.id == Grade.cell_id)
+            .join(SubmittedNotebook, SubmittedNotebook.id == Grade.notebook_id)
+            .join(SubmittedAssignment, SubmittedAssignment.id == SubmittedNotebook.assignment_id)
+            .join(Assignment, Assignment.id == SubmittedAssignment.assignment_id)
+            .filter(Assignment.name == assignment)
+            .all())
 
 
 # ------------------------------------------------------------------ the tables
