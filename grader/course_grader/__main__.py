@@ -35,6 +35,7 @@ def main(argv=None) -> int:
     if argv[0] == "new-seeds":
         return _new_seeds(argv[1:])
     if argv[0] == "report":
+        _skip_unused_imports()
         from .report import main as report_main
         return report_main(argv[1:])
     if argv[0] == "points":

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import glob
 import html
 import json
 import os
@@ -114,16 +113,18 @@ class Student:
     not_tried: set = field(default_factory=set)
     written: dict = field(default_factory=dict)        # answer id -> (score or None when pending, max)
     hints: dict | None = None                          # part -> rung, None: no record
+    cells: dict = field(default_factory=dict, repr=False)   # part -> solution source, for the similarity report
 
 
 def _same_code(a: str, b: str) -> bool:
-    from .similarity import normalize
-    return normalize(a) == normalize(b)
+    """The cell as released, but for blank space (cheap: a class has thousands of cells)."""
+    return "".join(a.split()) == "".join(b.split())
 
 
 def read_class(root: Path, assignment: str) -> tuple[list[Student], dict]:
     """The graded class of ``assignment`` in the course directory ``root``, and facts about the run."""
     from nbgrader.api import Gradebook
+
     from .runner import read_notebook
     from .similarity import solution_cells
 
@@ -145,7 +146,7 @@ def read_class(root: Path, assignment: str) -> tuple[list[Student], dict]:
     for st in students.values():
         folder = root / "autograded" / st.id / assignment
         for path in sorted(folder.glob("*.ipynb")):
-            nb, why = read_notebook(str(path), str(root / "autograded"))
+            nb, _ = read_notebook(str(path), str(root / "autograded"))
             if nb is None:
                 continue
             for cell in nb.cells:
@@ -155,6 +156,7 @@ def read_class(root: Path, assignment: str) -> tuple[list[Student], dict]:
                     st.verdicts[part] = verdict_of(cell.get("metadata"))
             skeleton = released.get(path.stem, {})
             cells = solution_cells(nb)
+            st.cells.update(cells)
             for part in PARTS:
                 if part in skeleton and (part not in cells or _same_code(cells[part], skeleton[part])):
                     st.not_tried.add(part)
@@ -170,7 +172,13 @@ def read_class(root: Path, assignment: str) -> tuple[list[Student], dict]:
 def _grades(gb, assignment: str) -> list[tuple]:
     """(student, cell, score, manual score, needs manual grade, max score) of every grade of the
     assignment, in one query (nbgrader's objects would load each submission's grades one by one)."""
-    from nbgrader.api import Assignment, Grade, GradeCell, SubmittedAssignment, SubmittedNotebook
+    from nbgrader.api import (
+        Assignment,
+        Grade,
+        GradeCell,
+        SubmittedAssignment,
+        SubmittedNotebook,
+    )
     return (gb.db.query(SubmittedAssignment.student_id, GradeCell.name, Grade.score, Grade.manual_score,
                         Grade.needs_manual_grade, GradeCell.max_score)
             .select_from(Grade)
@@ -269,20 +277,13 @@ def written_table(students: list[Student]) -> list[dict]:
 def copy_tables(root: Path, assignment: str, students: list[Student]) -> tuple[list[dict], list[dict], str]:
     """(pairs of students, students against course_lib, a note) from :mod:`.similarity`."""
     from . import similarity
-    try:
+    try:                             # the autograded notebooks' solution cells: the submitted ones, read once
         release = next(iter(sorted((root / "release" / assignment).glob("*.ipynb"))), None)
-        sources = [p for p in sorted((root / "submitted").glob(f"*/{glob.escape(assignment)}/*.ipynb"))
-                   if p.parts[-3] in {s.id for s in students}]
-        from .runner import read_notebook
-        notebooks = {}
-        for p in sources:
-            nb, why = read_notebook(str(p), str(root / "submitted"))
-            notebooks[p.parts[-3]] = (None, why) if why else nb
-        subs, skipped = similarity._load(notebooks)
         skeleton = similarity.skeletons(similarity._read(release)) if release else {}
-        matches = similarity.compare(subs, skeleton)
+        matches = similarity.compare({s.id: s.cells for s in students if s.cells}, skeleton)
+        skipped = {s.id: "no autograded notebook" for s in students if not s.cells}
     except Exception as e:                                        # noqa: BLE001 (a report without copies, said so)
-        return [], [], f"the similarity report failed: {type(e).__name__}: {e}"
+        return [], [], f" The similarity report failed: {type(e).__name__}: {e}."
     pairs, library = {}, []
     for m in matches:
         if not m.flagged:
@@ -367,8 +368,8 @@ def stacked_bars(rows: list[dict]) -> str:
     kinds = [("passed", "passed"), ("failed", "failed"), ("not_tried", "not tried")]
     summary = "; ".join(f"{r['part']}: {r['passed']} passed, {r['failed']} failed, {r['not_tried']} not tried"
                         for r in rows)
-    svg = [f'<svg role="img" width="{width}" '
-           f'height="{height * len(rows) + 40}" aria-label="{_esc(summary)}"><title>{_esc(summary)}</title>']
+    svg = [(f'<svg role="img" width="{width}" '
+           f'height="{height * len(rows) + 40}" aria-label="{_esc(summary)}"><title>{_esc(summary)}</title>')]
     for i, r in enumerate(rows):
         y, x = 10 + i * height, left
         svg.append(f'<text x="{left - 6}" y="{y + 16}" text-anchor="end" font-size="12">{_esc(r["part"])}</text>')
@@ -395,8 +396,8 @@ def histogram(pairs, points, label: str) -> str:
     most = max((n for _, n in pairs), default=1) or 1
     summary = f"{label}: " + (", ".join(f"{n} scored {_number(s)}" for s, n in pairs) or "no scores")
     step = (width - 20) / max(len(pairs), 1)
-    svg = [f'<svg role="img" width="{width}" height="{height}" '
-           f'aria-label="{_esc(summary)}"><title>{_esc(summary)}</title>']
+    svg = [(f'<svg role="img" width="{width}" height="{height}" '
+           f'aria-label="{_esc(summary)}"><title>{_esc(summary)}</title>')]
     for i, (score, n) in enumerate(pairs):
         h = 70 * n / most
         x = 10 + i * step
@@ -415,8 +416,8 @@ def mistake_bars(rows: list[dict]) -> str:
     width, left, height = 640, 230, 22
     most = max(r["count"] for r in named)
     summary = "; ".join(f"{r['mistake']}: {r['count']} students" for r in named)
-    svg = [f'<svg role="img" width="{width}" height="{height * len(named) + 10}" '
-           f'aria-label="{_esc(summary)}"><title>{_esc(summary)}</title>']
+    svg = [(f'<svg role="img" width="{width}" height="{height * len(named) + 10}" '
+           f'aria-label="{_esc(summary)}"><title>{_esc(summary)}</title>')]
     for i, r in enumerate(named):
         y = 5 + i * height
         w = (width - left - 40) * r["count"] / most
@@ -430,7 +431,7 @@ def mistake_bars(rows: list[dict]) -> str:
 # ------------------------------------------------------------------ the report
 
 def build(root: Path, assignment: str) -> dict:
-    students, facts = read_class(root, assignment)
+    students, _ = read_class(root, assignment)
     data = {"assignment": assignment, "students": students, "parts": part_table(students),
             "mistakes": mistake_table(students), "disagreements": disagreement_table(students),
             "hints": hint_table(students), "written": written_table(students),

@@ -10,10 +10,14 @@ The fingerprints are copydetect's (Stanford MOSS's winnowing, Schleimer, Wilkers
 SIGMOD 2003): k-grams of a normalised token stream, winnowed to one hash per window, the released
 notebook's skeleton of the cell removed as boilerplate, and the share of the cell's tokens covered by
 shared fingerprints (``copydetect.utils``: ``get_document_fingerprints``, ``find_fingerprint_overlap``,
-``get_copied_slices``, ``get_token_coverage``). Its own tokenizer (pygments) is replaced by Python's
-(:func:`normalize`): about 30 times faster (a class of 400 in seconds, not a minute) and it keeps the
-library's API names (``softmax``, ``masked_fill``) while every name a student chose becomes one
-symbol, so renaming, reformatting, comments and reordering change nothing but the seams.
+``get_copied_slices``, ``get_token_coverage``). Its own front end (pygments, every name and
+attribute turned into ``V``) is replaced by Python's tokenizer (:func:`normalize`): the names a
+student chose become one symbol, so renaming, reformatting, comments and reordering change nothing
+but the seams, while the library's API names (``softmax``, ``masked_fill``) stay and tell honest
+solutions apart. On the test corpus (14 honest styles, copies in four disguises) copydetect's own
+front end (k = 25 characters) left one honest pair at 0.79 and one disguised copy at 0.79, around
+any threshold, and took 20 s where this one takes about 1 s; this one keeps honest cells at most
+0.62 against course_lib and 0.70 against another student, and copies at 0.86 or more.
 
 A part is *flagged* when its containment reaches :data:`THRESHOLD` and the cell has at least
 :data:`MIN_TOKENS` tokens of its own covered by fingerprints (a one-line feed-forward network looks
@@ -34,9 +38,9 @@ import builtins
 import csv
 import functools
 import glob
+import importlib.util
 import io
 import itertools
-import importlib.util
 import keyword
 import os
 import stat
@@ -47,9 +51,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from copydetect.utils import find_fingerprint_overlap, get_copied_slices, get_document_fingerprints, get_token_coverage
+from copydetect.utils import (
+    find_fingerprint_overlap,
+    get_copied_slices,
+    get_document_fingerprints,
+    get_token_coverage,
+)
 
 from course_lib.grading.parts import PARTS
+
 from .runner import MAX_NOTEBOOK_BYTES, read_notebook
 from .submissions import plain_id
 
@@ -129,7 +139,7 @@ def skeletons(source_nb) -> dict[str, str]:
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _symbol(token: str) -> str:
     """One character per distinct token (copydetect fingerprints character k-grams: one token, one character)."""
     return chr(0xE000 + _symbol.cache_info().currsize) if token not in _FIXED else _FIXED[token]

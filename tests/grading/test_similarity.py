@@ -12,14 +12,19 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
 from course_grader import similarity
-from course_grader.similarity import compare, normalize, skeletons, solution_cells, summary
+from course_grader.similarity import (
+    compare,
+    normalize,
+    skeletons,
+    solution_cells,
+    summary,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from exercise_corpus import honest, styles  # noqa: E402
-from exercise_corpus.honest import fill, notebook  # noqa: E402
-from exercise_corpus.styles import DISGUISES, two_edits, with_helpers  # noqa: E402
+from exercise_corpus import honest, styles
+from exercise_corpus.honest import notebook
+from exercise_corpus.styles import DISGUISES, two_edits, with_helpers
 
 SOURCE = Path(__file__).resolve().parents[2] / "notebooks" / "07_exercise" / "encoder_from_scratch.ipynb"
 honest.BODIES.update(styles.BODIES)              # notebook() fills any of the fourteen
@@ -54,7 +59,7 @@ def _flags(matches, student):
 
 def test_the_copies_are_valid_python_and_really_disguised(submissions):
     for name in DISGUISES:
-        for part, text in submissions[f"lib_{name}"].items():
+        for text in submissions[f"lib_{name}"].values():
             ast.parse(text)
     assert submissions["lib_renamed"]["attention"] != submissions["lib_verbatim"]["attention"]
     assert "my_" in submissions["lib_renamed"]["multi_head_attention"]
@@ -95,10 +100,11 @@ def test_no_honest_solution_is_flagged(matches):
 def test_every_style_is_a_correct_solution(source, student):
     """Each style passes the notebook's visible checks and the hidden ones (the source's seeds), every
     part (the Reverser is trained, as the check does)."""
+    from exercise_corpus.submissions import define
+
     from course_lib.grading.cases import hidden_seeds
     from course_lib.grading.checks import check
     from course_lib.grading.parts import NAMES, PARTS
-    from exercise_corpus.submissions import define
 
     nb = notebook(source, student)
     seeds = hidden_seeds(source)
