@@ -274,8 +274,9 @@ def written_table(students: list[Student]) -> list[dict]:
     return rows
 
 
-def copy_tables(root: Path, assignment: str, students: list[Student]) -> tuple[list[dict], list[dict], str]:
-    """(pairs of students, students against course_lib, a note) from :mod:`.similarity`."""
+def copy_tables(root: Path, assignment: str, students: list[Student]) -> tuple[list[dict], list[dict], list[dict], str]:
+    """(pairs of students, students against course_lib, groups sharing common code, a note) from
+    :mod:`.similarity`."""
     from . import similarity
     try:                             # the autograded notebooks' solution cells: the submitted ones, read once
         release = next(iter(sorted((root / "release" / assignment).glob("*.ipynb"))), None)
@@ -283,19 +284,22 @@ def copy_tables(root: Path, assignment: str, students: list[Student]) -> tuple[l
         matches = similarity.compare({s.id: s.cells for s in students if s.cells}, skeleton)
         skipped = {s.id: "no autograded notebook" for s in students if not s.cells}
     except Exception as e:                                        # noqa: BLE001 (a report without copies, said so)
-        return [], [], f" The similarity report failed: {type(e).__name__}: {e}."
-    pairs, library = {}, []
+        return [], [], [], f" The similarity report failed: {type(e).__name__}: {e}."
+    pairs, library, groups = {}, [], defaultdict(list)
     for m in matches:
         if not m.flagged:
             continue
         if m.other == "course_lib":
             library.append({"student": m.student, "part": m.part, "score": m.score})
+        elif m.other.startswith(similarity.COMMON):
+            groups[(m.part, m.other)].append(m.student)
         else:
             key = (*sorted((m.student, m.other)), m.part)
             pairs[key] = max(pairs.get(key, 0.0), m.score)
     pair_rows = [{"student": a, "other": b, "part": p, "score": sc} for (a, b, p), sc in sorted(pairs.items())]
     note = "".join(f" Not compared: {s} ({why})." for s, why in sorted(skipped.items()))
-    return pair_rows, sorted(library, key=lambda r: (r["student"], r["part"])), note
+    group_rows = [{"part": p, "label": label, "students": sorted(who)} for (p, label), who in sorted(groups.items())]
+    return pair_rows, sorted(library, key=lambda r: (r["student"], r["part"])), group_rows, note
 
 
 # ------------------------------------------------------------------ writing
@@ -344,7 +348,8 @@ def write_csvs(out: Path, data: dict) -> list[Path]:
           [[r["part"], r["records"], *r["rungs"], r["not_recorded"]] for r in data["hints"]])
     write("copies.csv", ["student", "compared_with", "part", "score"],
           [[r["student"], r["other"], r["part"], f"{r['score']:.2f}"] for r in data["pairs"]]
-          + [[r["student"], "course_lib", r["part"], f"{r['score']:.2f}"] for r in data["library"]])
+          + [[r["student"], "course_lib", r["part"], f"{r['score']:.2f}"] for r in data["library"]]
+          + [[s, g["label"], g["part"], ""] for g in data["groups"] for s in g["students"]])
     write("written.csv", ["answer", "points", "graded", "pending", "score_distribution"],
           [[r["answer"], _number(r["points"]), r["graded"], r["pending"], _distribution(r["distribution"])]
            for r in data["written"]])
@@ -436,7 +441,7 @@ def build(root: Path, assignment: str) -> dict:
             "mistakes": mistake_table(students), "disagreements": disagreement_table(students),
             "hints": hint_table(students), "written": written_table(students),
             "answers": sorted({a for s in students for a in s.written})}
-    data["pairs"], data["library"], data["copy_note"] = copy_tables(Path(root), assignment, students)
+    data["pairs"], data["library"], data["groups"], data["copy_note"] = copy_tables(Path(root), assignment, students)
     data["any_mistake_named"] = any(r["named"] for r in data["mistakes"])
     data["any_hints"] = any(s.hints is not None for s in students)
     data["any_kind"] = any(r["failed"] > r["not_recorded"] for r in data["disagreements"])

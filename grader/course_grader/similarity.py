@@ -22,8 +22,9 @@ any threshold, and took 20 s where this one takes about 1 s; this one keeps hone
 A part is *flagged* when its containment reaches :data:`THRESHOLD` and the cell has at least
 :data:`MIN_TOKENS` tokens of its own covered by fingerprints (a one-line feed-forward network looks
 the same in every notebook). Between students, a fingerprint that more than :func:`common_limit`
-students share is common code, not evidence (MOSS's ``-m``): a solution the whole class has seen is
-compared as a reference, not pair by pair. A flag asks an instructor to look at two cells side by
+students share is common code (MOSS's ``-m``): it is no evidence between two of them, and a cell made
+mostly of it is flagged once, against "common code (N students)" (a leaked solution, or a group that
+shares one), rather than in N * (N - 1) / 2 pairs. A flag asks an instructor to look at two cells side by
 side; it decides nothing.
 
 Command line, in the course directory after autograding::
@@ -234,6 +235,7 @@ class Match:
         return self.score >= THRESHOLD and self.size >= MIN_TOKENS
 
 
+COMMON = "common code"    # the "other" of a match against the code that more than common_limit students share
 CANDIDATES = 3            # other students compared exactly, per student and part: those sharing most fingerprints
 
 
@@ -260,8 +262,14 @@ def compare(submissions: dict[str, dict[str, str]], skeleton: dict[str, str] | N
             for h in pr.hashes:
                 holders[h].append(s)
         rare = {h for h, who in holders.items() if len(who) <= limit}
+        common = set(holders) - rare
         for s, pr in mine.items():
             matches.append(Match(s, part, "course_lib", containment(pr, library), pr.coverage))
+            shared_widely = pr.hashes & common
+            score = containment(pr, shared_widely) if shared_widely else 0.0
+            if score * pr.coverage >= 2 * MIN_TOKENS:   # a long cell many students share (obvious short code is not)
+                many = max(len(holders[h]) for h in shared_widely)
+                matches.append(Match(s, part, f"{COMMON} ({many} students)", score, pr.coverage))
             shared = Counter(o for h in pr.hashes & rare for o in holders[h] if o != s)
             best = None
             for other, _ in shared.most_common(CANDIDATES):

@@ -194,11 +194,18 @@ def test_the_mistakes_are_counted_as_planted(graded):
 def test_every_copy_is_listed_and_no_one_else(graded):
     _, out, _ = graded
     rows = _rows(out / "copies.csv")
+    groups = [r for r in rows if r["compared_with"].startswith("common code")]
+    rows = [r for r in rows if r not in groups]
     pairs = {frozenset((r["student"], r["compared_with"])) for r in rows if r["compared_with"] != "course_lib"}
     assert pairs == {frozenset((s, of)) for s, (of, _) in COPIES.items()}
     parts = Counter(frozenset((r["student"], r["compared_with"])) for r in rows if r["compared_with"] != "course_lib")
     assert all(n >= 4 for n in parts.values()), parts                 # the copied parts with code of their own
     assert [(r["student"], r["part"]) for r in rows if r["compared_with"] == "course_lib"] == [LIBRARY_COPY]
+    # the students built on the source notebook's solution share it: one group per part, no pairs
+    for part in ("multi_head_attention", "encoder_layer", "encoder"):
+        built_on_source = {s for s, plan in PLAN.items() if plan["style"] is None and s not in COPIES
+                           and part not in plan.get("not_tried", [])}
+        assert {r["student"] for r in groups if r["part"] == part} == built_on_source, part
 
 
 @pytest.mark.slow
@@ -278,6 +285,7 @@ def test_an_id_is_data_never_html_or_a_formula(tmp_path):
             "answers": ["answer_scores_shape"], "pairs": [{"student": evil[0], "other": evil[1], "part": "encoder",
                                                            "score": 0.9}],
             "library": [{"student": evil[2], "part": "attention", "score": 0.95}], "copy_note": "",
+            "groups": [{"part": "encoder", "label": "common code (9 students)", "students": evil}],
             "any_mistake_named": True, "any_hints": False, "any_kind": False}
     page = report.render(data)
     assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
