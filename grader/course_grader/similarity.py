@@ -286,7 +286,7 @@ def compare(submissions: dict[str, dict[str, str]], skeleton: dict[str, str] | N
             shared_widely = pr.hashes & common
             score = containment(pr, shared_widely) if shared_widely else 0.0
             if score * pr.coverage >= 2 * MIN_TOKENS:   # a long cell many students share (obvious short code is not)
-                many = max(len(holders[h]) for h in shared_widely)
+                many = int(np.median([len(holders[h]) for h in shared_widely]))    # typical, not the skeleton's seams
                 matches.append(Match(s, part, f"{COMMON} ({many} students)", score, pr.coverage))
             shared = Counter(o for h in pr.hashes & rare for o in holders[h] if o != s)
             best = None
