@@ -292,13 +292,14 @@ def copy_tables(root: Path, assignment: str, students: list[Student]) -> tuple[l
         if m.other == "course_lib":
             library.append({"student": m.student, "part": m.part, "score": m.score})
         elif m.other.startswith(similarity.COMMON):
-            groups[(m.part, m.other)].append(m.student)
+            groups[m.part].append((m.student, m.other))
         else:
             key = (*sorted((m.student, m.other)), m.part)
             pairs[key] = max(pairs.get(key, 0.0), m.score)
     pair_rows = [{"student": a, "other": b, "part": p, "score": sc} for (a, b, p), sc in sorted(pairs.items())]
     note = "".join(f" Not compared: {s} ({why})." for s, why in sorted(skipped.items()))
-    group_rows = [{"part": p, "label": label, "students": sorted(who)} for (p, label), who in sorted(groups.items())]
+    group_rows = [{"part": p, "label": Counter(label for _, label in who).most_common(1)[0][0],
+                   "students": sorted(s for s, _ in who)} for p, who in sorted(groups.items())]
     return pair_rows, sorted(library, key=lambda r: (r["student"], r["part"])), group_rows, note
 
 
