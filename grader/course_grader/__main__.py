@@ -26,7 +26,13 @@ or of a written answer, and the table and headings of the notebook's text; then 
 
 The LMS round trip (grader/course_grader/lms.py): write each submission's timestamp.txt from Moodle's
 grading worksheet or Canvas's submissions list, show the score table before export, and pack
-feedback/ for Moodle's feedback-files upload."""
+feedback/ for Moodle's feedback-files upload.
+
+       python -m course_grader report ASSIGNMENT [--out DIR]
+
+After autograde: the class report (an offline HTML page and CSV files, student data) in
+reports/ASSIGNMENT/ (git-ignored): per part, the named mistakes, visible/hidden disagreements, hints,
+copies, the written answers."""
 
 
 def main(argv=None) -> int:
@@ -36,6 +42,10 @@ def main(argv=None) -> int:
         return 0
     if argv[0] == "new-seeds":
         return _new_seeds(argv[1:])
+    if argv[0] == "report":
+        _skip_unused_imports()
+        from .report import main as report_main
+        return report_main(argv[1:])
     if argv[0] == "points":
         from .points import main as points_main
         return points_main(argv[1:])

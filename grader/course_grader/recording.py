@@ -48,6 +48,8 @@ class InjectSandboxResults(NbGraderPreprocessor):
                                        text=f"Graded in a sandbox: {result['message']}\n")]
         else:
             cell.outputs = [_error(result["message"])]
+        if result is not None:               # the verdict as data, for the class report (course_grader.report)
+            cell.metadata["course_grader"] = {"verdict": {k: v for k, v in result.items() if k != "passed"}}
         return cell, resources
 
 

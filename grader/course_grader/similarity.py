@@ -1,18 +1,32 @@
 """Which solutions look alike: a report for the instructor after autograding, never a penalty.
 
-Every solution cell is *normalised* before it is compared: comments, docstrings and layout are
-dropped, the names a student chose (variables, functions, ``self.<attribute>``) all become ``ID``,
-while Python's keywords, builtins and the library's API (``torch.softmax``,
-``.transpose``) stay. Two cells are then compared by the sets of their token 6-grams, after removing
-the 6-grams of the released skeleton (signatures and docstrings every student starts from):
+It measures *containment*: how much of a student's solution cell is found elsewhere,
 
-* against course_lib's reference of the part (its source, as ``inspect.getsource`` gives it): the share of the student's
-  6-grams that also occur in the reference (the reference is longer: it has a fast path, checks);
-* against another student: the shared 6-grams over the smaller of the two sets.
+* in the reference: **all of course_lib** (every module, the helpers the graded classes call
+  included), which is on every student's disk;
+* in each other student's cell of the same part.
 
-A part is *flagged* when its score reaches :data:`THRESHOLD` and it has at least :data:`MIN_NGRAMS`
-6-grams of its own (a one-line feed-forward network looks the same in every notebook). A flag asks
-an instructor to look at two cells side by side; it decides nothing.
+The fingerprints are copydetect's (Stanford MOSS's winnowing, Schleimer, Wilkerson and Aiken,
+SIGMOD 2003): k-grams of a normalised token stream, winnowed to one hash per window, the released
+notebook's skeleton of the cell removed as boilerplate, and the share of the cell's tokens covered by
+shared fingerprints (``copydetect.utils``: ``winnow``, ``find_fingerprint_overlap``, ``get_copied_slices``,
+``get_token_coverage``; the k-grams are hashed without Python's per-process salt, so a report is the
+same every run). Its own front end (pygments, every name and
+attribute turned into ``V``) is replaced by Python's tokenizer (:func:`normalize`): the names a
+student chose become one symbol, so renaming, reformatting, comments and reordering change nothing
+but the seams, while the library's API names (``softmax``, ``masked_fill``) stay and tell honest
+solutions apart. On the test corpus (14 honest styles, copies in four disguises) copydetect's own
+front end (k = 25 characters) left one honest pair at 0.79 and one disguised copy at 0.79, around
+any threshold, and took 20 s where this one takes about 1 s; this one keeps honest cells at most
+0.52 against course_lib and 0.68 against another student, and copies at 0.86 or more.
+
+A part is *flagged* when its containment reaches :data:`THRESHOLD` and the cell has at least
+:data:`MIN_TOKENS` tokens of its own covered by fingerprints (a one-line feed-forward network looks
+the same in every notebook). Between students, a fingerprint that more than :func:`common_limit`
+students share is common code (MOSS's ``-m``): it is no evidence between two of them, and a cell made
+mostly of it is flagged once, against "common code (N students)" (a leaked solution, or a group that
+shares one), rather than in N * (N - 1) / 2 pairs. A flag asks an instructor to look at two cells side by
+side; it decides nothing.
 
 Command line, in the course directory after autograding::
 
@@ -24,25 +38,39 @@ from __future__ import annotations
 import argparse
 import builtins
 import csv
+import functools
 import glob
+import hashlib
+import importlib.util
 import io
 import itertools
-import importlib.util
 import keyword
 import os
 import stat
 import sys
 import tokenize
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from course_lib.grading.parts import NAMES, PARTS
+import numpy as np
+from copydetect.utils import (
+    find_fingerprint_overlap,
+    get_copied_slices,
+    get_token_coverage,
+    winnow,
+)
+
+from course_lib.grading.parts import PARTS
+
 from .runner import MAX_NOTEBOOK_BYTES, read_notebook
 from .submissions import plain_id
 
-N = 6                  # tokens per n-gram
-THRESHOLD = 0.8        # a flag from this share of shared n-grams on
-MIN_NGRAMS = 60        # parts with fewer n-grams of their own (a one-line FFN, the Reverser) are never flagged
+K = 16                 # tokens per fingerprinted k-gram (copydetect's noise threshold, in tokens)
+GUARANTEE = 20         # any run of this many shared tokens is found (copydetect's guarantee threshold)
+WINDOW = GUARANTEE - K + 1
+THRESHOLD = 0.8        # a flag from this share of the cell's tokens found elsewhere on
+MIN_TOKENS = 60        # cells with fewer tokens of their own covered (a one-line FFN, the Reverser) are never flagged
 MAX_CHARS = 200_000    # of a cell compared (a solution is a few KB; a 20 MiB cell is cut, not compared whole)
 MAX_TOKENS = 20_000    # of a cell compared
 _KEEP = set(keyword.kwlist) | set(dir(builtins)) | {"self", "torch", "nn", "F", "np", "math"}
@@ -50,16 +78,16 @@ _SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, token
          tokenize.ENDMARKER}
 
 
-def normalize(source: str) -> list[str]:
+def normalize(source: str, max_chars: int = MAX_CHARS, max_tokens: int = MAX_TOKENS) -> list[str]:
     """The cell's tokens without comments, docstrings or layout, the names the student chose as ``ID``
     (keyword arguments, keywords, builtins and the library's names stay). Linear in the cell, which
     is cut at :data:`MAX_CHARS` characters and :data:`MAX_TOKENS` tokens (a solution has a few hundred)."""
-    source = source[:MAX_CHARS]
+    source = source[:max_chars]
     try:
-        toks = [t for t in itertools.islice(tokenize.generate_tokens(io.StringIO(source).readline), MAX_TOKENS)
+        toks = [t for t in itertools.islice(tokenize.generate_tokens(io.StringIO(source).readline), max_tokens)
                 if t.type != tokenize.ERRORTOKEN]
     except (tokenize.TokenError, IndentationError, SyntaxError):
-        return source.split()[:MAX_TOKENS]
+        return source.split()[:max_tokens]
     nexts: list = [None] * len(toks)               # the next token that is not a line break or a comment
     after = None
     for i in range(len(toks) - 1, -1, -1):
@@ -90,10 +118,6 @@ def normalize(source: str) -> list[str]:
     return out
 
 
-def ngrams(tokens: list[str], n: int = N) -> set[tuple]:
-    return {tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)}
-
-
 def solution_cells(nb) -> dict[str, str]:
     """{part: source} of a notebook's solution cells (the last copy of a grade_id wins)."""
     found = {}
@@ -118,24 +142,102 @@ def skeletons(source_nb) -> dict[str, str]:
     return out
 
 
-def references() -> dict[str, str]:
-    """course_lib's source of each part it has a reference of (read from its module's file, decorators
-    included, as ``inspect.getsource`` gives it, without importing the module: no torch here)."""
-    import ast
+@functools.cache
+def _code(token: str) -> int:
+    """A token's 64-bit code, the same in every process (Python's ``hash`` of a str is salted per process)."""
+    return int.from_bytes(hashlib.blake2b(token.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
 
-    from course_lib import _MODULE_OF
-    from course_lib.grading.parts import CONTRACT_PARTS
+
+_BASE = np.uint64(1_000_003)
+
+
+def kgram_hashes(tokens: list[str]) -> np.ndarray:
+    """The hash of every k-gram of ``tokens`` (a polynomial of the tokens' codes, modulo 2**64), stable
+    across processes and runs: copydetect's ``hashed_kgrams`` on one symbol per token, minus the salt."""
+    codes = np.array([_code(t) for t in tokens], dtype=np.uint64)
+    n = len(codes) - K + 1
+    out = np.zeros(max(n, 0), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(K):
+            out = out * _BASE + codes[j:j + n]
+    return out.view(np.int64)
+
+
+@dataclass
+class Print:
+    """A cell's winnowed fingerprints (copydetect's ``CodeFingerprint``, on :func:`normalize`'s tokens)."""
+    hashes: set
+    where: dict            # hash -> [token index, ...]
+    coverage: int          # tokens covered by the fingerprints (copydetect's token coverage)
+
+    @property
+    def size(self) -> int:
+        return self.coverage
+
+
+def fingerprint(source: str, boilerplate=(), limit: bool = True) -> Print:
+    """The fingerprints of ``source`` without those of ``boilerplate`` (hashes), copydetect's winnowing."""
+    if not limit:
+        tokens = normalize(source, MAX_CHARS * 100, MAX_TOKENS * 100)
+    else:
+        tokens = normalize(source)
+    if len(tokens) < K:
+        return Print(set(), {}, 0)
+    hashes, where = winnow(kgram_hashes(tokens), WINDOW, remove_duplicates=False)      # copydetect's winnowing
+    if len(boilerplate):
+        keep = ~np.isin(hashes, np.fromiter(boilerplate, dtype=np.int64, count=len(boilerplate)))
+        hashes, where = hashes[keep], where[keep]
+    index: dict = {}
+    for h, i in zip(hashes.tolist(), where.tolist()):
+        index.setdefault(h, []).append(i)
+    return Print(set(index), index, int(get_token_coverage(index, K, len(tokens))))
+
+
+def containment(mine: Print, hashes: set) -> float:
+    """The share of ``mine``'s covered tokens that fingerprints in ``hashes`` cover too, 0 .. 1."""
+    if not mine.coverage:
+        return 0.0
+    shared = mine.hashes & hashes
+    if not shared:
+        return 0.0
+    idx, _ = find_fingerprint_overlap(shared, shared, mine.where, {h: [0] for h in shared})
+    starts, ends = get_copied_slices(idx, K)
+    return float(np.sum(ends - starts)) / mine.coverage
+
+
+def reference_files() -> list[Path]:
+    """Every Python file of course_lib (the package on every student's disk)."""
     root = Path(importlib.util.find_spec("course_lib").origin).resolve().parent
-    out = {}
-    for part in CONTRACT_PARTS:
-        module = _MODULE_OF[NAMES[part]]
-        text = (root / f"{module}.py").read_text(encoding="utf-8")
-        lines = text.splitlines(keepends=True)
-        for node in ast.parse(text).body:
-            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == NAMES[part]:
-                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-                out[part] = "".join(lines[first - 1:node.end_lineno])
-    return out
+    return sorted(root.rglob("*.py"))
+
+
+@functools.lru_cache(maxsize=4)
+def _reference_hashes(files: tuple) -> frozenset:
+    out: set = set()
+    for path in files:
+        out |= fingerprint(Path(path).read_text(encoding="utf-8"), limit=False).hashes
+    return frozenset(out)
+
+
+def reference_hashes(reference: dict[str, str] | None = None) -> frozenset:
+    """The fingerprints of all of course_lib (or of the texts in ``reference``: {name: source})."""
+    if reference is not None:
+        out: set = set()
+        for text in reference.values():
+            out |= fingerprint(text, limit=False).hashes
+        return frozenset(out)
+    return _reference_hashes(tuple(str(p) for p in reference_files()))
+
+
+def references() -> dict[str, str]:
+    """{file name relative to course_lib: its source}: what a student's cells are compared with."""
+    root = Path(importlib.util.find_spec("course_lib").origin).resolve().parent
+    return {str(p.relative_to(root)): p.read_text(encoding="utf-8") for p in reference_files()}
+
+
+def common_limit(students: int) -> int:
+    """A fingerprint in more than this many students' cells of a part is common code, not a copy."""
+    return max(8, students // 10)
 
 
 @dataclass
@@ -143,35 +245,59 @@ class Match:
     student: str
     part: str
     other: str            # "course_lib" or another student's id
-    score: float          # shared share of n-grams, 0 .. 1
-    size: int             # the student's own n-grams in this part
+    score: float          # containment, 0 .. 1
+    size: int             # the student's own tokens covered by fingerprints in this part
 
     @property
     def flagged(self) -> bool:
-        return self.score >= THRESHOLD and self.size >= MIN_NGRAMS
+        return self.score >= THRESHOLD and self.size >= MIN_TOKENS
+
+
+COMMON = "common code"    # the "other" of a match against the code that more than common_limit students share
+CANDIDATES = 3            # other students compared exactly, per student and part: those sharing most fingerprints
 
 
 def compare(submissions: dict[str, dict[str, str]], skeleton: dict[str, str] | None = None,
             reference: dict[str, str] | None = None) -> list[Match]:
-    """For each student and part: the closest other student, and course_lib. ``submissions``:
-    {student: {part: source}}."""
+    """For each student and part: containment in course_lib, and the closest other student (the larger
+    of the two containments, so that both sides of a copy are flagged). ``submissions``:
+    {student: {part: source}}; ``reference``: {name: source} instead of all of course_lib.
+
+    Linear in the class: other students are found through an index of fingerprints (each of which
+    names at most :func:`common_limit` students), and only the :data:`CANDIDATES` that share most are
+    compared."""
     skeleton = skeleton or {}
-    reference = references() if reference is None else reference
-    grams = {s: {p: ngrams(normalize(src)) - ngrams(normalize(skeleton.get(p, ""))) for p, src in parts.items()}
-             for s, parts in submissions.items()}
-    ref_grams = {p: ngrams(normalize(src)) for p, src in reference.items()}
+    boiler = {p: fingerprint(text).hashes for p, text in skeleton.items()}
+    prints = {s: {p: fingerprint(src, boiler.get(p, ())) for p, src in parts.items()}
+              for s, parts in submissions.items()}
+    library = reference_hashes(reference)
+    limit = common_limit(len(submissions))
     matches = []
-    for student, parts in grams.items():
-        for part, mine in parts.items():
-            if not mine:
-                continue
-            if part in ref_grams:
-                matches.append(Match(student, part, "course_lib", len(mine & ref_grams[part]) / len(mine), len(mine)))
-            best = max(((len(mine & theirs[part]) / min(len(mine), len(theirs[part])), other)
-                        for other, theirs in grams.items() if other != student and theirs.get(part)),
-                       default=None)
+    for part in sorted({p for parts in prints.values() for p in parts}):
+        mine = {s: parts[part] for s, parts in prints.items() if part in parts and parts[part].coverage}
+        holders = defaultdict(list)
+        for s, pr in mine.items():
+            for h in pr.hashes:
+                holders[h].append(s)
+        rare = {h for h, who in holders.items() if len(who) <= limit}
+        common = set(holders) - rare
+        for s, pr in mine.items():
+            matches.append(Match(s, part, "course_lib", containment(pr, library), pr.coverage))
+            shared_widely = pr.hashes & common
+            score = containment(pr, shared_widely) if shared_widely else 0.0
+            if score * pr.coverage >= 2 * MIN_TOKENS:   # a long cell many students share (obvious short code is not)
+                many = int(np.median([len(holders[h]) for h in shared_widely]))    # typical, not the skeleton's seams
+                matches.append(Match(s, part, f"{COMMON} ({many} students)", score, pr.coverage))
+            shared = Counter(o for h in pr.hashes & rare for o in holders[h] if o != s)
+            best = None
+            for other, _ in shared.most_common(CANDIDATES):
+                theirs = mine[other]
+                score = max(containment(pr, theirs.hashes & rare), containment(theirs, pr.hashes & rare))
+                size = min(pr.coverage, theirs.coverage)
+                if best is None or score > best.score:
+                    best = Match(s, part, other, score, size)
             if best is not None:
-                matches.append(Match(student, part, best[1], best[0], len(mine)))
+                matches.append(best)
     return matches
 
 
@@ -190,7 +316,7 @@ def table(matches: list[Match]) -> str:
 def write_csv(matches: list[Match], path) -> None:
     with open(path, "w", newline="") as f:
         out = csv.writer(f)
-        out.writerow(["student", "part", "compared_with", "score", "ngrams", "flagged"])
+        out.writerow(["student", "part", "compared_with", "score", "tokens", "flagged"])
         for m in matches:
             out.writerow([m.student, m.part, m.other, f"{m.score:.3f}", m.size, int(m.flagged)])
 
@@ -244,7 +370,8 @@ def summary(notebooks, source=None, csv_path=None) -> str:
         write_csv(matches, csv_path)
     flagged = sorted({m.student for m in matches if m.flagged})
     return (table(matches) + f"\n\n{len(flagged)} of {len(subs)} submissions have flagged parts "
-            f"(>= {THRESHOLD:.0%} shared {N}-grams after renaming; a flag is a reason to look, not a verdict)."
+            f"(>= {THRESHOLD:.0%} of a cell's tokens found elsewhere, fingerprinted after renaming; a flag is a reason to "
+            "look, not a verdict)."
             + "".join(f"\nnot compared: {s}: {why}" for s, why in sorted(skipped.items())))
 
 

@@ -51,3 +51,32 @@ def test_the_report_has_a_deadline(monkeypatch):
     autograde._similarity_summary(app, deadline=1.0)()
     assert time.monotonic() - start < 5.0
     assert any("not done 1 s after the grading" in m for m in records), records
+
+
+def test_comparing_a_class_is_about_linear():
+    """Four times the students take about four times as long, not sixteen: other students are found
+    through an index of fingerprints, and at most CANDIDATES of them are compared exactly."""
+    import sys
+    from pathlib import Path
+
+    import nbformat
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from exercise_corpus import honest, styles
+    honest.BODIES.update(styles.BODIES)
+    source = nbformat.read(Path(__file__).resolve().parents[2] / "notebooks" / "07_exercise" /
+                           "encoder_from_scratch.ipynb", as_version=4)
+    cells = [similarity.solution_cells(honest.notebook(source, s)) for s in honest.BODIES]
+    skeleton = similarity.skeletons(source)
+    similarity.reference_hashes()                                       # course_lib's, made once and kept
+
+    def seconds(n):
+        subs = {f"student{i}": {p: f"# student {i}\n" + text for p, text in cells[i % len(cells)].items()}
+                for i in range(n)}
+        best = float("inf")
+        for _ in range(2):
+            start = time.process_time()
+            similarity.compare(subs, skeleton)
+            best = min(best, time.process_time() - start)
+        return best
+    small, large = seconds(20), seconds(80)
+    assert large < 8 * max(small, 0.01), (small, large)

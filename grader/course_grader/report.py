@@ -1,0 +1,506 @@
+"""``python -m course_grader report ASSIGNMENT [--out DIR]``: the class report, after ``autograde``.
+
+What the class got wrong, part by part, for the next session: one offline HTML page (inline CSS and
+SVG, no script, nothing fetched) and CSV files for a spreadsheet, written to ``reports/<assignment>/``
+of the course directory (git-ignored; never under ``release/``, ``source/`` or the site). It holds
+student data and says so at its top.
+
+* **parts.csv**: per part, how many passed, failed, did not try (the solution cell left as released),
+  the score distribution and the grading time (median and slowest);
+* **mistakes.csv**: the named mistakes, most common first: how many students, the parts they lost
+  (points), the lecture section that teaches it, the students;
+* **disagreements.csv**: parts where the visible cases passed and a hidden one failed;
+* **hints.csv**: how far each student climbed the hint ladder, per part;
+* **copies.csv**: the similarity report's flags, pairs of students and students against course_lib;
+* **written.csv**: Part 9's written answers, graded or pending, and their scores;
+* **scores.csv**: one row per student, a column per part.
+
+Where the data come from: nbgrader's gradebook (scores, manual grades), the autograded notebooks (each
+test cell's verdict, recorded by :mod:`.recording` in the cell's metadata ``course_grader.verdict``;
+the solution cells), the hint records beside the submitted notebooks, and :mod:`.similarity`. Every
+verdict is read through :func:`verdict_of`; a field an older grader did not record (a mistake's id, its
+section, which kind of case failed) is shown as "not recorded", never guessed from a message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import html
+import json
+import os
+import statistics
+import sys
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from course_lib.grading.parts import NUMBERS, PARTS, part_of_test
+
+NOT_RECORDED = "not recorded"
+#: Okabe and Ito's colour-blind-safe palette (https://jfly.uni-koeln.de/color/)
+COLOURS = {"passed": "#0072B2", "failed": "#D55E00", "not tried": "#999999", "bar": "#009E73",
+           "pending": "#E69F00"}
+MAX_RUNG = 3                       # the hint ladder: symptom, lecture section, formula (issue 29)
+
+
+# ------------------------------------------------------------------ the one adapter of recorded verdicts
+
+@dataclass
+class Verdict:
+    """One part's verdict for one student, as recorded; None where the grader did not record a field."""
+    status: str | None = None          # "passed" | "failed" | "error" | None (no verdict recorded)
+    message: str | None = None
+    seconds: float | None = None
+    mistake: str | None = None         # a stable id ("heads_split_wrong"), never parsed from the message
+    section: str | None = None         # the lecture section that teaches it ("02 §5")
+    failed_on: str | None = None       # "visible" | "hidden": the kind of the first case that failed
+
+
+def verdict_of(cell_metadata) -> Verdict:
+    """The verdict :mod:`.recording` stored in a test cell's metadata (``course_grader.verdict``), any
+    version of it: unknown fields are ignored, missing ones stay None ("not recorded")."""
+    record = (cell_metadata or {}).get("course_grader", {})
+    record = record.get("verdict") if isinstance(record, dict) else None
+    if not isinstance(record, dict):
+        return Verdict()
+
+    def text(*keys):
+        for key in keys:
+            value = record.get(key)
+            if isinstance(value, str) and value:
+                return value
+        return None
+    seconds = record.get("seconds")
+    failed_on = text("failed_on", "case_kind")
+    if failed_on is None and isinstance(record.get("hidden"), bool):
+        failed_on = "hidden" if record["hidden"] else "visible"
+    status = text("status")
+    return Verdict(status=status if status in ("passed", "failed", "error") else None, message=text("message"),
+                   seconds=float(seconds) if isinstance(seconds, (int, float)) and seconds >= 0 else None,
+                   mistake=text("id", "mistake", "mistake_id"), section=text("section", "lecture_section"),
+                   failed_on=failed_on if failed_on in ("visible", "hidden") else None)
+
+
+def hints_of(path: Path) -> dict[str, int]:
+    """{part: highest rung climbed} from a student's hint record (a JSON file beside the notebook), any of
+    ``{"parts": {part: rung}}``, ``{part: rung}`` or ``{part: {"rung": n}}``; rungs are clamped to
+    0..MAX_RUNG and anything else is ignored (a tampered record costs only itself)."""
+    try:
+        with open(path, "rb") as f:
+            data = json.loads(f.read(1 << 20))
+    except (OSError, ValueError):
+        return {}
+    if isinstance(data, dict) and isinstance(data.get("parts"), dict):
+        data = data["parts"]
+    out = {}
+    for part, value in (data.items() if isinstance(data, dict) else ()):
+        if isinstance(value, dict):
+            value = value.get("rung", value.get("level"))
+        if part in PARTS and isinstance(value, int) and not isinstance(value, bool):
+            out[part] = max(0, min(MAX_RUNG, value))
+    return out
+
+
+# ------------------------------------------------------------------ reading a graded class
+
+@dataclass
+class Student:
+    id: str
+    scores: dict = field(default_factory=dict)         # part -> (score, max)
+    verdicts: dict = field(default_factory=dict)       # part -> Verdict
+    not_tried: set = field(default_factory=set)
+    written: dict = field(default_factory=dict)        # answer id -> (score or None when pending, max)
+    hints: dict | None = None                          # part -> rung, None: no record
+    cells: dict = field(default_factory=dict, repr=False)   # part -> solution source, for the similarity report
+
+
+def _same_code(a: str, b: str) -> bool:
+    """The cell as released, but for blank space (cheap: a class has thousands of cells)."""
+    return "".join(a.split()) == "".join(b.split())
+
+
+def read_class(root: Path, assignment: str) -> tuple[list[Student], dict]:
+    """The graded class of ``assignment`` in the course directory ``root``, and facts about the run."""
+    from nbgrader.api import Gradebook
+
+    from .runner import read_notebook
+    from .similarity import solution_cells
+
+    root = Path(root)
+    released = {}
+    for path in sorted((root / "release" / assignment).glob("*.ipynb")):
+        nb, _ = read_notebook(str(path), str(root / "release"))
+        if nb is not None:
+            released[path.stem] = solution_cells(nb)
+    students: dict[str, Student] = {}
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        for student, name, score, manual, needs_manual, most in _grades(gb, assignment):
+            st = students.setdefault(student, Student(student))
+            part = part_of_test(name)
+            if part is not None:
+                st.scores[part] = (float(score or 0.0), float(most or 0.0))
+            else:                                   # a written answer: pending until graded by hand
+                st.written[name] = (None if needs_manual and manual is None else float(score or 0.0), float(most or 0.0))
+    for st in students.values():
+        folder = root / "autograded" / st.id / assignment
+        for path in sorted(folder.glob("*.ipynb")):
+            nb, _ = read_notebook(str(path), str(root / "autograded"))
+            if nb is None:
+                continue
+            for cell in nb.cells:
+                meta = cell.get("metadata", {}).get("nbgrader", {})
+                part = part_of_test(meta.get("grade_id", "")) if meta.get("grade") and not meta.get("solution") else None
+                if part is not None:
+                    st.verdicts[part] = verdict_of(cell.get("metadata"))
+            skeleton = released.get(path.stem, {})
+            cells = solution_cells(nb)
+            st.cells.update(cells)
+            for part in PARTS:
+                if part in skeleton and (part not in cells or _same_code(cells[part], skeleton[part])):
+                    st.not_tried.add(part)
+        records = sorted((root / "submitted" / st.id / assignment).glob("*hint*.json"))
+        if records:
+            st.hints = {}
+            for record in records:
+                for part, rung in hints_of(record).items():
+                    st.hints[part] = max(rung, st.hints.get(part, 0))
+    return sorted(students.values(), key=lambda s: s.id), {"notebooks": sorted(released)}
+
+
+def _grades(gb, assignment: str) -> list[tuple]:
+    """(student, cell, score, manual score, needs manual grade, max score) of every grade of the
+    assignment, in one query (nbgrader's objects would load each submission's grades one by one)."""
+    from nbgrader.api import (
+        Assignment,
+        Grade,
+        GradeCell,
+        SubmittedAssignment,
+        SubmittedNotebook,
+    )
+    return (gb.db.query(SubmittedAssignment.student_id, GradeCell.name, Grade.score, Grade.manual_score,
+                        Grade.needs_manual_grade, GradeCell.max_score)
+            .select_from(Grade)
+            .join(GradeCell, GradeCell.id == Grade.cell_id)
+            .join(SubmittedNotebook, SubmittedNotebook.id == Grade.notebook_id)
+            .join(SubmittedAssignment, SubmittedAssignment.id == SubmittedNotebook.assignment_id)
+            .join(Assignment, Assignment.id == SubmittedAssignment.assignment_id)
+            .filter(Assignment.name == assignment)
+            .all())
+
+
+# ------------------------------------------------------------------ the tables
+
+def part_table(students: list[Student]) -> list[dict]:
+    rows = []
+    for part in PARTS:
+        got = [s for s in students if part in s.scores]
+        if not got:
+            continue
+        tried = [s for s in got if part not in s.not_tried]
+        passed = [s for s in tried if s.scores[part][0] >= s.scores[part][1] > 0]
+        seconds = [s.verdicts[part].seconds for s in got if part in s.verdicts and s.verdicts[part].seconds is not None]
+        rows.append({
+            "part": part, "number": NUMBERS.get(part, ""), "points": got[0].scores[part][1],
+            "students": len(got), "passed": len(passed), "failed": len(tried) - len(passed),
+            "not_tried": len(got) - len(tried),
+            "distribution": sorted(Counter(s.scores[part][0] for s in got).items()),
+            "mean": statistics.fmean(s.scores[part][0] for s in got),
+            "median_seconds": statistics.median(seconds) if seconds else None,
+            "max_seconds": max(seconds) if seconds else None,
+        })
+    return rows
+
+
+def mistake_table(students: list[Student]) -> list[dict]:
+    """The named mistakes, most students first; failures whose verdict has no id are one row per part,
+    "not recorded"."""
+    groups: dict = defaultdict(lambda: {"students": [], "parts": Counter(), "lost": 0.0, "sections": set()})
+    for s in students:
+        for part, v in s.verdicts.items():
+            if v.status != "failed" or part in s.not_tried:
+                continue
+            key = (v.mistake, None) if v.mistake else (None, part)
+            g = groups[key]
+            g["students"].append(s.id)
+            g["parts"][part] += 1
+            score, most = s.scores.get(part, (0.0, 0.0))
+            g["lost"] += most - score
+            if v.section:
+                g["sections"].add(v.section)
+    rows = []
+    for (mistake, part), g in groups.items():
+        rows.append({"mistake": mistake or NOT_RECORDED, "named": mistake is not None,
+                     "count": len(set(g["students"])), "parts": dict(sorted(g["parts"].items())),
+                     "points_lost": g["lost"],
+                     "section": ", ".join(sorted(g["sections"])) or NOT_RECORDED,
+                     "students": sorted(set(g["students"]))})
+    return sorted(rows, key=lambda r: (not r["named"], -r["count"], r["mistake"], list(r["parts"])))
+
+
+def disagreement_table(students: list[Student]) -> list[dict]:
+    """Per part: the students whose visible cases passed and a hidden one failed, and how many failed
+    verdicts do not record which kind of case failed."""
+    rows = []
+    for part in PARTS:
+        failed = [(s, s.verdicts[part]) for s in students if part in s.verdicts and s.verdicts[part].status == "failed"
+                  and part not in s.not_tried]
+        if not failed:
+            continue
+        hidden = sorted(s.id for s, v in failed if v.failed_on == "hidden")
+        rows.append({"part": part, "failed": len(failed), "hidden_only": len(hidden), "students": hidden,
+                     "not_recorded": sum(v.failed_on is None for _, v in failed)})
+    return rows
+
+
+def hint_table(students: list[Student]) -> list[dict]:
+    recorded = [s for s in students if s.hints is not None]
+    rows = []
+    for part in PARTS:
+        rungs = Counter(s.hints.get(part, 0) for s in recorded)
+        rows.append({"part": part, "records": len(recorded), "rungs": [rungs.get(r, 0) for r in range(MAX_RUNG + 1)],
+                     "not_recorded": len(students) - len(recorded)})
+    return rows
+
+
+def written_table(students: list[Student]) -> list[dict]:
+    rows = []
+    for answer in sorted({a for s in students for a in s.written}):
+        got = [s.written[answer] for s in students if answer in s.written]
+        graded = [score for score, _ in got if score is not None]
+        rows.append({"answer": answer, "points": got[0][1], "graded": len(graded), "pending": len(got) - len(graded),
+                     "distribution": sorted(Counter(graded).items())})
+    return rows
+
+
+def copy_tables(root: Path, assignment: str, students: list[Student]) -> tuple[list[dict], list[dict], list[dict], str]:
+    """(pairs of students, students against course_lib, groups sharing common code, a note) from
+    :mod:`.similarity`."""
+    from . import similarity
+    try:                             # the autograded notebooks' solution cells: the submitted ones, read once
+        release = next(iter(sorted((root / "release" / assignment).glob("*.ipynb"))), None)
+        skeleton = similarity.skeletons(similarity._read(release)) if release else {}
+        matches = similarity.compare({s.id: s.cells for s in students if s.cells}, skeleton)
+        skipped = {s.id: "no autograded notebook" for s in students if not s.cells}
+    except Exception as e:                                        # noqa: BLE001 (a report without copies, said so)
+        return [], [], [], f" The similarity report failed: {type(e).__name__}: {e}."
+    pairs, library, groups = {}, [], defaultdict(list)
+    for m in matches:
+        if not m.flagged:
+            continue
+        if m.other == "course_lib":
+            library.append({"student": m.student, "part": m.part, "score": m.score})
+        elif m.other.startswith(similarity.COMMON):
+            groups[m.part].append((m.student, m.other))
+        else:
+            key = (*sorted((m.student, m.other)), m.part)
+            pairs[key] = max(pairs.get(key, 0.0), m.score)
+    pair_rows = [{"student": a, "other": b, "part": p, "score": sc} for (a, b, p), sc in sorted(pairs.items())]
+    note = "".join(f" Not compared: {s} ({why})." for s, why in sorted(skipped.items()))
+    group_rows = [{"part": p, "label": Counter(label for _, label in who).most_common(1)[0][0],
+                   "students": sorted(s for s, _ in who)} for p, who in sorted(groups.items())]
+    return pair_rows, sorted(library, key=lambda r: (r["student"], r["part"])), group_rows, note
+
+
+# ------------------------------------------------------------------ writing
+
+def safe_cell(value) -> str:
+    """A CSV cell a spreadsheet shows as text: a cell starting with = + - @ (or a tab or carriage return)
+    would be read as a formula (OWASP's CSV injection), so it gets a leading apostrophe."""
+    text = "" if value is None else str(value)
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def _write_csv(path: Path, header: list, rows: list) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        out = csv.writer(f)
+        out.writerow(header)
+        for row in rows:
+            out.writerow([safe_cell(x) for x in row])
+
+
+def _number(x) -> str:
+    return "" if x is None else f"{x:g}" if isinstance(x, float) else str(x)
+
+
+def _distribution(pairs) -> str:
+    return "; ".join(f"{_number(score)}: {n}" for score, n in pairs)
+
+
+def write_csvs(out: Path, data: dict) -> list[Path]:
+    files = []
+
+    def write(name, header, rows):
+        files.append(out / name)
+        _write_csv(out / name, header, rows)
+    write("parts.csv", ["part", "number", "points", "students", "passed", "failed", "not_tried", "mean_score",
+                        "score_distribution", "median_seconds", "max_seconds"],
+          [[r["part"], r["number"], _number(r["points"]), r["students"], r["passed"], r["failed"], r["not_tried"],
+            f"{r['mean']:.2f}", _distribution(r["distribution"]), _number(r["median_seconds"]) or NOT_RECORDED,
+            _number(r["max_seconds"]) or NOT_RECORDED] for r in data["parts"]])
+    write("mistakes.csv", ["rank", "mistake", "students", "parts", "points_lost", "section", "student_ids"],
+          [[i + 1, r["mistake"], r["count"], "; ".join(f"{p} ({n})" for p, n in r["parts"].items()),
+            _number(r["points_lost"]), r["section"], " ".join(r["students"])] for i, r in enumerate(data["mistakes"])])
+    write("disagreements.csv", ["part", "failed", "visible_passed_hidden_failed", "not_recorded", "student_ids"],
+          [[r["part"], r["failed"], r["hidden_only"], r["not_recorded"], " ".join(r["students"])]
+           for r in data["disagreements"]])
+    write("hints.csv", ["part", "records", *[f"rung_{i}" for i in range(MAX_RUNG + 1)], "not_recorded"],
+          [[r["part"], r["records"], *r["rungs"], r["not_recorded"]] for r in data["hints"]])
+    write("copies.csv", ["student", "compared_with", "part", "score"],
+          [[r["student"], r["other"], r["part"], f"{r['score']:.2f}"] for r in data["pairs"]]
+          + [[r["student"], "course_lib", r["part"], f"{r['score']:.2f}"] for r in data["library"]]
+          + [[s, g["label"], g["part"], ""] for g in data["groups"] for s in g["students"]])
+    write("written.csv", ["answer", "points", "graded", "pending", "score_distribution"],
+          [[r["answer"], _number(r["points"]), r["graded"], r["pending"], _distribution(r["distribution"])]
+           for r in data["written"]])
+    write("scores.csv", ["student", *[p for p in PARTS], *data["answers"]],
+          [[s.id, *[_number(s.scores.get(p, (None,))[0]) if p not in s.not_tried else "not tried" for p in PARTS],
+            *[_number(s.written.get(a, (None,))[0]) if s.written.get(a, (None,))[0] is not None else "pending"
+              for a in data["answers"]]] for s in data["students"]])
+    return files
+
+
+# ------------------------------------------------------------------ figures (inline SVG, numbers in text)
+
+def _esc(x) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def stacked_bars(rows: list[dict]) -> str:
+    """Passed / failed / not tried per part: one horizontal bar each, counts written on the bars."""
+    width, left, height = 640, 170, 24
+    total = max((r["students"] for r in rows), default=1) or 1
+    kinds = [("passed", "passed"), ("failed", "failed"), ("not_tried", "not tried")]
+    summary = "; ".join(f"{r['part']}: {r['passed']} passed, {r['failed']} failed, {r['not_tried']} not tried"
+                        for r in rows)
+    svg = [(f'<svg role="img" width="{width}" '
+           f'height="{height * len(rows) + 40}" aria-label="{_esc(summary)}"><title>{_esc(summary)}</title>')]
+    for i, r in enumerate(rows):
+        y, x = 10 + i * height, left
+        svg.append(f'<text x="{left - 6}" y="{y + 16}" text-anchor="end" font-size="12">{_esc(r["part"])}</text>')
+        for key, label in kinds:
+            w = (width - left - 10) * r[key] / total
+            if r[key]:
+                svg.append(f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="{height - 6}" '
+                           f'fill="{COLOURS[label]}"><title>{_esc(label)}: {r[key]}</title></rect>')
+                if w > 18:
+                    svg.append(f'<text x="{x + w / 2:.1f}" y="{y + 13}" text-anchor="middle" font-size="11" '
+                               f'fill="{"#000" if label == "not tried" else "#fff"}">{r[key]}</text>')
+            x += w
+    y = 20 + len(rows) * height
+    for j, (_, label) in enumerate(kinds):
+        svg.append(f'<rect x="{left + j * 110}" y="{y - 9}" width="12" height="12" fill="{COLOURS[label]}"/>'
+                   f'<text x="{left + j * 110 + 16}" y="{y + 1}" font-size="12">{_esc(label)}</text>')
+    svg.append("</svg>")
+    return "".join(svg)
+
+
+def histogram(pairs, points, label: str) -> str:
+    """A small bar chart of a score distribution, its counts written above the bars."""
+    width, height, base = 220, 110, 90
+    most = max((n for _, n in pairs), default=1) or 1
+    summary = f"{label}: " + (", ".join(f"{n} scored {_number(s)}" for s, n in pairs) or "no scores")
+    step = (width - 20) / max(len(pairs), 1)
+    svg = [(f'<svg role="img" width="{width}" height="{height}" '
+           f'aria-label="{_esc(summary)}"><title>{_esc(summary)}</title>')]
+    for i, (score, n) in enumerate(pairs):
+        h = 70 * n / most
+        x = 10 + i * step
+        svg.append(f'<rect x="{x + 2:.1f}" y="{base - h:.1f}" width="{max(step - 4, 2):.1f}" height="{h:.1f}" '
+                   f'fill="{COLOURS["bar"]}"/><text x="{x + step / 2:.1f}" y="{base - h - 3:.1f}" font-size="11" '
+                   f'text-anchor="middle">{n}</text><text x="{x + step / 2:.1f}" y="{base + 14}" font-size="11" '
+                   f'text-anchor="middle">{_esc(_number(score))}</text>')
+    svg.append("</svg>")
+    return "".join(svg)
+
+
+def mistake_bars(rows: list[dict]) -> str:
+    named = [r for r in rows if r["named"]][:15]
+    if not named:
+        return ""
+    width, left, height = 640, 230, 22
+    most = max(r["count"] for r in named)
+    summary = "; ".join(f"{r['mistake']}: {r['count']} students" for r in named)
+    svg = [(f'<svg role="img" width="{width}" height="{height * len(named) + 10}" '
+           f'aria-label="{_esc(summary)}"><title>{_esc(summary)}</title>')]
+    for i, r in enumerate(named):
+        y = 5 + i * height
+        w = (width - left - 40) * r["count"] / most
+        svg.append(f'<text x="{left - 6}" y="{y + 14}" text-anchor="end" font-size="12">{_esc(r["mistake"])}</text>'
+                   f'<rect x="{left}" y="{y}" width="{w:.1f}" height="{height - 6}" fill="{COLOURS["failed"]}"/>'
+                   f'<text x="{left + w + 4:.1f}" y="{y + 13}" font-size="12">{r["count"]}</text>')
+    svg.append("</svg>")
+    return "".join(svg)
+
+
+# ------------------------------------------------------------------ the report
+
+def build(root: Path, assignment: str) -> dict:
+    students, _ = read_class(root, assignment)
+    data = {"assignment": assignment, "students": students, "parts": part_table(students),
+            "mistakes": mistake_table(students), "disagreements": disagreement_table(students),
+            "hints": hint_table(students), "written": written_table(students),
+            "answers": sorted({a for s in students for a in s.written})}
+    data["pairs"], data["library"], data["groups"], data["copy_note"] = copy_tables(Path(root), assignment, students)
+    data["any_mistake_named"] = any(r["named"] for r in data["mistakes"])
+    data["any_hints"] = any(s.hints is not None for s in students)
+    data["any_kind"] = any(r["failed"] > r["not_recorded"] for r in data["disagreements"])
+    return data
+
+
+def render(data: dict) -> str:
+    import jinja2
+    from markupsafe import Markup
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates" / "report"),
+                             autoescape=True, undefined=jinja2.StrictUndefined)
+    figures = {"status": stacked_bars(data["parts"]),
+               "scores": {r["part"]: histogram(r["distribution"], r["points"], f"{r['part']} scores")
+                          for r in data["parts"]},
+               "written": {r["answer"]: histogram(r["distribution"], r["points"], f"{r['answer']} scores")
+                           for r in data["written"] if r["distribution"]},
+               "mistakes": mistake_bars(data["mistakes"])}
+    return env.get_template("index.html.j2").render(
+        **data, figures={k: (Markup(v) if isinstance(v, str) else {a: Markup(b) for a, b in v.items()})
+                         for k, v in figures.items()},
+        colours=COLOURS, not_recorded=NOT_RECORDED, number=_number, distribution=_distribution,
+        max_rung=MAX_RUNG, generated=time.strftime("%Y-%m-%d %H:%M"))
+
+
+def write_report(root: Path, assignment: str, out: Path | None = None) -> tuple[Path, list[Path]]:
+    """Write the page and the CSVs to ``out`` (default ``root/reports/<assignment>``), private to the
+    instructor (mode 0700, files 0600); returns (the page, the CSV files)."""
+    root = Path(root)
+    out = Path(out) if out else root / "reports" / assignment
+    out.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(out, 0o700)
+    data = build(root, assignment)
+    page = out / "index.html"
+    old = os.umask(0o077)
+    try:
+        page.write_text(render(data), encoding="utf-8")
+        files = write_csvs(out, data)
+    finally:
+        os.umask(old)
+    return page, files
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m course_grader report", description=__doc__.split("\n")[0])
+    parser.add_argument("assignment")
+    parser.add_argument("--root", default=".", help="the course directory (default: here)")
+    parser.add_argument("--out", default=None, help="where to write it (default: reports/<assignment>/, git-ignored)")
+    args = parser.parse_args(argv)
+    root = Path(args.root)
+    if not (root / "gradebook.db").exists():
+        print(f"report: no gradebook.db in {root.resolve()}: run autograde first", file=sys.stderr)
+        return 1
+    start = time.monotonic()
+    page, files = write_report(root, args.assignment, args.out)
+    print(f"The class report (student data: keep it private) in {time.monotonic() - start:.1f} s:\n  {page}\n"
+          + "".join(f"  {f}\n" for f in files), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
