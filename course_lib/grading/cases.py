@@ -251,7 +251,7 @@ FAMILIES = {
                 ("T = max_len, dropout > 0 in eval mode", _encoder(True, full=True, dropout=0.1)),
                 ("pad_id != 0, padding from pad_id", _encoder(False, pad_id=None)),
                 (TRAINING, _encoder(False, training=True))],
-    "parameter_count": [("post-LN", _count(False)), ("pre-LN (final_norm)", _count(True)),
+    "parameter_count": [("pre-LN (final_norm)", _count(True)), ("post-LN", _count(False)),
                         ("the paper's base model", _count(False, base=True))],
     "reverse_task": [("training on the reverse task", _reverse)],
 }

@@ -177,20 +177,20 @@ def _multi_head_attention(case: Case, got: dict):
     return _message("misplaced", None, case.part)
 
 
-def _layer_candidates(m, x, c1, c2, scale: float, on_sum: bool = False) -> torch.Tensor:
-    """Every output the layer can give, per position, for every pair of masks (B, T, 16, 16, d):
-    dropout1 on the self-attention output ``c1`` and dropout2 on the feed-forward output ``c2`` (the
-    case's sublayers output constants), or (``on_sum``) each on the residual sum instead."""
-    masks = _binary_masks(x.shape[-1]) * scale                                  # (K, d)
+def _layer_candidates(m, x, c1, c2, masks1: torch.Tensor, masks2: torch.Tensor, on_sum: bool = False) -> torch.Tensor:
+    """Every output the layer can give, per position, for every pair of masks (B, T, K1, K2, d): dropout1
+    (``masks1``, (K1, d), entries 0 or the scale) on the self-attention output ``c1`` and dropout2
+    (``masks2``) on the feed-forward output ``c2`` (the case's sublayers output constants), or
+    (``on_sum``) each on the residual sum instead."""
     xk = x[:, :, None, :]
     if m.norm_first:
         if on_sum:
-            y1 = (xk + c1) * masks                                              # (B, T, K, d)
-            return (y1[:, :, :, None, :] + c2) * masks[None, :, :]
-        y1 = xk + masks * c1
-        return y1[:, :, :, None, :] + masks[None, :, :] * c2
-    y1 = m.norm1((xk + c1) * masks if on_sum else xk + masks * c1)
-    y2 = (y1[:, :, :, None, :] + c2) * masks if on_sum else y1[:, :, :, None, :] + masks[None, :, :] * c2
+            y1 = (xk + c1) * masks1                                             # (B, T, K1, d)
+            return (y1[:, :, :, None, :] + c2) * masks2[None, :, :]
+        y1 = xk + masks1 * c1
+        return y1[:, :, :, None, :] + masks2[None, :, :] * c2
+    y1 = m.norm1((xk + c1) * masks1 if on_sum else xk + masks1 * c1)
+    y2 = (y1[:, :, :, None, :] + c2) * masks2 if on_sum else y1[:, :, :, None, :] + masks2[None, :, :] * c2
     return m.norm2(y2)
 
 
@@ -201,23 +201,20 @@ def _encoder_layer(case: Case, got: dict):
     c1, c2 = m.self_attn.w_o.bias, m.ffn.linear2.bias                           # what the sublayers output here
     d = x.shape[-1]
     out = got["out"]
-    for scale in (1.0 / (1.0 - p), 1.0):
-        fits, best = _best(_layer_candidates(m, x, c1, c2, scale), out)
-        if not fits:
-            continue
+    binary, ones, s = _binary_masks(d), torch.ones(1, d, dtype=torch.float64), 1.0 / (1.0 - p)
+    fits, best = _best(_layer_candidates(m, x, c1, c2, binary * s, binary * s), out)
+    if fits:
         k = 2 ** d
-        m1, m2 = _binary_masks(d)[best // k], _binary_masks(d)[best % k]       # (B, T, d) each, 1 = kept
-        if scale == 1.0:
-            if bool((m1 == 1).all() and (m2 == 1).all()):
-                return _message("missing", None, case.part)
-            return _message("scale", None, case.part)
-        if bool((m1 == 1).all()):
-            return _message("missing", None, case.part, " by dropout1 (the self-attention output)")
-        if bool((m2 == 1).all()):
-            return _message("missing", None, case.part, " by dropout2 (the feed-forward output)")
-        kind, detail = _counted(int((m1 == 0).sum() + (m2 == 0).sum()), 2 * m1.numel(), 1.0 / (1.0 - p), p)
+        m1, m2 = binary[best // k], binary[best % k]                            # (B, T, d) each, 1 = kept
+        kind, detail = _counted(int((m1 == 0).sum() + (m2 == 0).sum()), 2 * m1.numel(), s, p)
         return None if kind == "ok" else _message(kind, detail, case.part)
-    if _best(_layer_candidates(m, x, c1, c2, 1.0 / (1.0 - p), on_sum=True), out)[0]:
+    for masks1, masks2, what in ((ones, binary * s, " by dropout1 (the self-attention output)"),
+                                 (binary * s, ones, " by dropout2 (the feed-forward output)"), (ones, ones, "")):
+        if _best(_layer_candidates(m, x, c1, c2, masks1, masks2), out)[0]:
+            return _message("missing", None, case.part, what)
+    if _best(_layer_candidates(m, x, c1, c2, binary, binary), out)[0]:
+        return _message("scale", None, case.part)
+    if _best(_layer_candidates(m, x, c1, c2, binary * s, binary * s, on_sum=True), out)[0]:
         return _place(case.part, "on the residual sum (x + the sublayer's output)")
     return _message("misplaced", None, case.part)
 

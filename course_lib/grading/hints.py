@@ -5,7 +5,7 @@ tensor, which line), never the fix. Asking for a hint about a part climbs its la
 
 1. the symptom of the part's last failed check, and where to look;
 2. the lecture section that teaches it ("02 §4 Why divide by √d_k?");
-3. the formula or the invariant ("softmax(q kᵀ / √d_k) v ...").
+3. the formula or the invariant ("softmax (q kᵀ / √d_k) v ...").
 
 No rung is solution code. A new mistake in the same part starts its own ladder at rung 1.
 
@@ -38,8 +38,8 @@ PART_SECTIONS = {
     "reverse_task": "05 §1 Why: self-attention does not see order",
 }
 PART_RULES = {
-    "positional_encoding": "PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos(pos / 10000^(2i/d_model))",
-    "attention": "softmax(q kᵀ / √d_k) v over the last two axes; masked keys get weight 0; rows sum to 1",
+    "positional_encoding": "PE[pos, 2i] = sin (pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos (pos / 10000^(2i/d_model))",
+    "attention": "softmax (q kᵀ / √d_k) v over the last two axes; masked keys get weight 0; rows sum to 1",
     "multi_head_attention": "head i = Attention(Q W^Q_i, K W^K_i, V W^V_i) on features [i·d_k, (i+1)·d_k); "
                             "MultiHead = Concat(heads) W^O",
     "feed_forward": "FFN(x) = max(0, x W1 + b1) W2 + b2, dropout on the hidden layer in training",
@@ -131,7 +131,7 @@ def next_rung(part: str) -> tuple[int, str]:
     if rung == 1:
         text = f"{message} (ask again for the lecture section that teaches it)"
     elif rung == 2:
-        text = (f"read {section_of(mistake) or PART_SECTIONS[part]} again (ask once more for the formula or the "
+        text = (f"read {section_of(mistake, part) or PART_SECTIONS[part]} again (ask once more for the formula or the "
                 "invariant)")
     else:
         text = f"the rule: {rule_of(mistake, part) or PART_RULES[part]}"

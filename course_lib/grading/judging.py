@@ -109,7 +109,7 @@ HIDDEN_MESSAGES = {
 def _verdict(case: Case, mistake: str, message: str) -> Verdict:
     if case.hidden and mistake in HIDDEN_MESSAGES:
         message = HIDDEN_MESSAGES[mistake]
-    section = section_of(mistake)
+    section = section_of(mistake, case.part)
     return Verdict(case.part, mistake, f"{case.label}: {message}", section, case.family, case.hidden)
 
 

@@ -220,7 +220,7 @@ def _residual_from_norm(layer: EncoderLayer) -> None:
 
 # ------------------------------------------------------------------ the named mistakes
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Mistake:
     """One named mistake: a stable ``id`` (what the class report counts; never reworded), how to make it
     from the reference (``how``: keyword arguments of :func:`reference_outputs`), and the three rungs of
@@ -263,8 +263,8 @@ SECTIONS = {
 }
 S = SECTIONS
 
-_PE_RULE = "PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos(pos / 10000^(2i/d_model))"
-_SCALE_RULE = "softmax(q kᵀ / √d_k) v, with d_k the last size of q (for a head: d_model / num_heads)"
+_PE_RULE = "PE[pos, 2i] = sin (pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos (pos / 10000^(2i/d_model))"
+_SCALE_RULE = "softmax (q kᵀ / √d_k) v, with d_k the last size of q (for a head: d_model / num_heads)"
 _AXIS_RULE = "each query's weights are a distribution over the keys: weights.sum(-1) == 1"
 _MASK_RULE = ("attn_mask True = may attend (F.scaled_dot_product_attention); key_padding_mask True = padding, "
               "never attended (nn.MultiheadAttention): the two are opposites")
@@ -420,14 +420,17 @@ MISTAKES = {
                 "parameters of each nn.Linear and LayerNorm you count.", S["cost"],
                 "nn.Linear(n_in, n_out): n_in·n_out + n_out; nn.LayerNorm(d): 2d"),
         Mistake("count_no_layer_norms", dict(patch=lambda name: "norm" in name),
-                "your count is short by 4·d_model per layer (plus final_norm's 2·d_model in pre-LN); two "
-                "different omissions have that size: look at what you count for the LayerNorms and for the "
-                "biases of the four attention projections.", S["layernorm"],
+                "your count is short by 4·d_model per layer and, in pre-LN, 2·d_model more: look at what you "
+                "count for the LayerNorms.", S["layernorm"],
                 "per layer: 4(d_model² + d_model) + (2·d_model·d_ff + d_ff + d_model) + 2·(2·d_model)"),
-        Mistake("count_no_attention_biases", dict(patch=lambda name: "self_attn" in name and name.endswith("bias")),
-                "your count is short by 4·d_model per layer; two different omissions have that size: look at "
-                "what you count for the biases of the four attention projections and for the LayerNorms.",
-                S["heads"], "per layer: 4(d_model² + d_model) + (2·d_model·d_ff + d_ff + d_model) + 2·(2·d_model)"),
+        # the layers' LayerNorms and the attention projections' biases are both 4·d_model per layer: no size
+        # tells them apart, so the id and the message name both
+        Mistake("count_attention_biases_or_layer_norms",
+                dict(patch=lambda name: "self_attn" in name and name.endswith("bias")),
+                "your count is short by exactly 4·d_model per layer; two different omissions have that size: "
+                "look at what you count for the biases of the four attention projections and for the two "
+                "LayerNorms of a layer.", S["heads"],
+                "per layer: 4(d_model² + d_model) + (2·d_model·d_ff + d_ff + d_model) + 2·(2·d_model)"),
         Mistake("count_final_norm", dict(patch=lambda name: name.startswith("final_norm")),
                 "pre-LN case: your count is 2·d_model short; look at what pre-LN adds after the layers.",
                 S["pre_post"], "final_norm is a LayerNorm (2·d_model) only for norm_first=True"),
@@ -458,7 +461,7 @@ FAILURES = {f.id: f for f in [
     Failure("wrong_shape", None, "the shapes are in the Shape: section of the cell's docstring"),
     Failure("not_finite", S["padded_attention"], "a masked score is a very negative finite number; "
             "exp of a large score overflows unless the largest score of the row is subtracted first"),
-    Failure("overflow", S["sdpa"], "softmax(s) = softmax(s - max(s)): subtract each row's largest score before exp"),
+    Failure("overflow", S["sdpa"], "softmax (s) = softmax (s - max(s)): subtract each row's largest score before exp"),
     Failure("rows_not_normalized", S["sdpa"], _AXIS_RULE),
     Failure("masked_keys_weighted", S["conventions"], _MASK_RULE),
     Failure("values_differ", None, None),
@@ -500,9 +503,9 @@ FAILURES = {f.id: f for f in [
 IDS = sorted({m.id for ms in MISTAKES.values() for m in ms} | set(FAILURES))
 
 
-def section_of(mistake_id: str) -> str | None:
-    """The lecture section that teaches ``mistake_id`` (rung 2), or None."""
-    for ms in MISTAKES.values():
+def section_of(mistake_id: str, part: str | None = None) -> str | None:
+    """The lecture section that teaches ``mistake_id`` (rung 2; ``part``'s own where the id is shared), or None."""
+    for p, ms in sorted(MISTAKES.items(), key=lambda item: item[0] != part):
         for m in ms:
             if m.id == mistake_id:
                 return m.section
