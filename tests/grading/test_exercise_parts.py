@@ -379,7 +379,7 @@ def test_points_command_changes_metadata_and_text(tmp_path):
     assert written(nb)["answer_reverser"] == 3
     shown = text_points(nb)
     assert shown[3] == (5, 5) and shown[4] == (2.5, 2.5) and shown[9] == (11, 11)
-    assert "autograded 21.5, by hand 11, total 32.5" in proc.stdout
+    assert "autograded 22.5, by hand 11, total 33.5" in proc.stdout
     before = nbformat.read(SOURCE, as_version=4)
     changed = [i for i, (a, b) in enumerate(zip(before.cells, nb.cells)) if a != b]
     assert len(before.cells) == len(nb.cells) and len(changed) == 7           # intro, 3 headings, 3 cells' metadata
