@@ -75,13 +75,13 @@ def _load(module, state: dict, what: str) -> None:
         more = " ..." if len(missing) > 4 else ""
         raise ResultError(
             f"{what}: the state_dict has no {missing[:4]}{more} (its keys are {sorted(own)[:8]}"
-            f"{' ...' if len(own) > 8 else ''}); use the attribute names of the contract so the "
-            "reference weights can be loaded")
+            f"{' ...' if len(own) > 8 else ''}); look at the attribute names in the cell's docstring, which the "
+            "test loads its weights by")
     extra = sorted(k for k in own if k not in state)
     if extra:
         raise ResultError(f"{what}: the state_dict has keys the contract does not have: {extra[:4]}"
-                          f"{' ...' if len(extra) > 4 else ''} (the contract adds no parameters, and a table "
-                          "that is not a weight is a buffer registered with persistent=False)")
+                          f"{' ...' if len(extra) > 4 else ''}; look at how the module stores a table that is not a "
+                          "weight (the docstring says: not part of the state_dict)")
     for k, v in state.items():
         if tuple(own[k].shape) != tuple(v.shape):
             raise ResultError(f"{what}: parameter '{k}' has shape {tuple(own[k].shape)}, expected {tuple(v.shape)}")
