@@ -1,10 +1,12 @@
 """Judging a part's outputs on a case against course_lib's reference. Never calls student code.
 
 :func:`expected` is the real reference's answer (``course_lib.attention``, ``feed_forward``,
-``encoder``, ``positional``, through :func:`reference.reference_outputs`). :func:`judge_case` says
-None when the outputs are right, else a message for the student that says *what* is wrong, by
-trying the usual mistakes of the part (:data:`mistakes.MISTAKES`). A hidden case's message names
-its family but none of its inputs.
+``encoder``, ``positional``, through :func:`reference.reference_outputs`). :func:`judge` says None
+when the outputs are right, else a :class:`Verdict`: a stable mistake id, the lecture section that
+teaches it, and a message that says *what* looks wrong and where to look (rung 1 of the hints), found
+by trying the usual mistakes of the part (:data:`mistakes.MISTAKES`). A case in training mode is
+judged by what its dropout does (:mod:`.dropout`). A hidden case's message names its family and one
+fixed text per kind of failure, nothing its outputs choose. :func:`judge_case` gives the message only.
 """
 
 from __future__ import annotations
