@@ -36,3 +36,13 @@ def test_the_same_events_from_the_solution_still_end_it(zygote):  # noqa: F811
              + GOOD["attention"])
     result, _ = run_part(zygote, "attention", frame)
     assert result.status == "failed" and "sys._getframe" in result.message, result.message
+
+
+def test_every_module_the_rule_allows_imports_in_the_sandbox(zygote):  # noqa: F811
+    """The notebook's rule, policy.ALLOWED_IMPORTS and the guard agree: a cell importing every allowed
+    module passes (test_exercise_parts checks that the notebook names exactly these modules)."""
+    imports = "".join(f"import {name}\n" for name in sorted(policy.ALLOWED_IMPORTS - {"__future__"}))
+    source = "from __future__ import annotations\n" + imports + GOOD["attention"]
+    assert policy.check_source(source) is None
+    result, _ = run_part(zygote, "attention", source)
+    assert result.passed, result.message
