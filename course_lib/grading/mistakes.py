@@ -17,10 +17,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..attention import MultiHeadAttention, scaled_dot_product_attention
+from ..attention import MultiHeadAttention
 from ..encoder import Encoder, EncoderLayer
 from ..errors import broadcast_shape
-from ..feed_forward import PositionwiseFeedForward
 from ..positional import sinusoidal_positional_encoding
 from .harness import Case
 from .reference import _FIRST
