@@ -103,6 +103,7 @@ HIDDEN_MESSAGES = {
     "rows_not_normalized": "the attention weights of a query do not sum to 1 over the keys.",
     "masked_keys_weighted": "keys that must be ignored get weight.",
     "values_differ": "the outputs differ from the reference's.",
+    "dropout_in_eval": "after model.eval() the outputs differ from the reference's: dropout must do nothing there.",
     "count_wrong": "the count differs from the number of parameters of the Encoder.",
     "input_modified": "the call changed its input tensor in place.",
 }
@@ -207,6 +208,8 @@ def _generic(case: Case, outputs: dict, want: dict) -> tuple[str, str]:
         where = " This case is pre-LN (norm_first=True): look at your pre-LN branch."
     elif case.kwargs.get("norm_first"):
         where = " This case is pre-LN (norm_first=True): look at what your Encoder does for pre-LN."
+    if case.kwargs.get("dropout", 0) > 0:
+        return "dropout_in_eval", f"'{worst}' differs from the reference by up to {size:.4g} (tolerance {ATOL:g}).{where}"
     if case.part == "parameter_count":
         return "count_wrong", (f"the count is off by {outputs[worst].item() - want[worst].item():+.0f}; look at "
                                "which parameters your formula counts, layer by layer.")

@@ -468,7 +468,6 @@ FAILURES = {f.id: f for f in [
             "the embedding, and final_norm only for pre-LN"),
     Failure("input_modified", S["residual"], "a sublayer adds to the residual stream in a new tensor (x = x + ...): "
             "an in-place x += ... changes the caller's tensor and breaks backward"),
-    Failure("backward_fails", S["residual"], "every operation on a tensor that needs a gradient is out of place"),
     Failure("dropout_missing", S["dropout"], _DROPOUT_RULE),
     Failure("dropout_misplaced", S["dropout"], _DROPOUT_RULE),
     Failure("dropout_wrong_rate", S["dropout"], _DROPOUT_RULE),
@@ -484,8 +483,6 @@ FAILURES = {f.id: f for f in [
             "returns logits (no softmax) and every step calls zero_grad, backward and step"),
     Failure("reverse_accuracy_wrong", S["order"], "accuracy = the share of positions whose argmax over the "
             "vocabulary is the reversed token, with the model in eval mode"),
-    Failure("reverse_encoder_not_used", S["encoder_stack"], "the Reverser is Encoder then head: "
-            "logits = head(encoder(tokens))"),
     # reported by the sandboxed grader (course_grader), never by the judge itself
     Failure("ready_made_attention", S["sdpa"], "the exercise asks for the explicit computation"),
     Failure("reference_used", None, "the exercise asks for your own implementation, not course_lib's"),
