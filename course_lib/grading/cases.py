@@ -18,6 +18,7 @@ from ..attention import MultiHeadAttention
 from ..encoder import Encoder, EncoderLayer
 from ..errors import check_choice, check_int
 from ..feed_forward import PositionwiseFeedForward
+from .dropout import P_TRAIN
 from .harness import Case
 from .reference import one_thread
 from .parts import PARTS
@@ -57,14 +58,19 @@ class _Draw:
         h = self.pick([n for n in (1, 2, 3, 4, 8) if n <= max_heads])
         return h * self.pick((2, 4, 6)), h                 # even: the positional table needs it
 
-    def state(self, cls, **kwargs) -> dict:
-        """Weights of a reference module built with ``kwargs``; LayerNorms get non-trivial weights too."""
+    def state(self, cls, zero=(), **kwargs) -> dict:
+        """Weights of a reference module built with ``kwargs``; LayerNorms get non-trivial weights too, the
+        parameters ``zero`` names are zeros, and their biases random (see :mod:`.dropout`)."""
         torch.manual_seed(self.int(0, 2 ** 31))
         module = cls(**kwargs)
         with torch.no_grad():
             for name, p in module.named_parameters():
                 if "norm" in name:
                     p.copy_(self.randn(*p.shape, scale=0.3) + (1.0 if name.endswith("weight") else 0.0))
+                if name in zero:
+                    p.zero_()
+                elif zero and name.endswith("bias"):
+                    p.copy_(self.randn(*p.shape))
         return {k: v.detach().clone() for k, v in module.state_dict().items()}
 
 
@@ -81,16 +87,22 @@ def _pe(t_range, d_options):
 def _attention(kind: str):
     def build(d: _Draw):
         b, tq, dk, dv = d.int(1, 3), d.int(2, 6), d.pick((4, 8, 16)), d.int(2, 6)
-        tk = tq if kind in ("plain", "scale") else tq + d.int(1, 3)
+        tk = tq if kind in ("plain", "scale", "large") else tq + d.int(1, 3)
         lead = {"4-d": (b, d.int(2, 3)), "2-d": ()}.get(kind, (b,))
         if kind == "scale":
             dk = d.pick((48, 64, 96))
         q, k, v = d.randn(*lead, tq, dk), d.randn(*lead, tk, dk), d.randn(*lead, tk, dv)
+        if kind == "large":                                                        # scores of several hundred
+            q, k = q * 8, k * 8 * d.pick((1.0, 1.5))
         inputs = dict(q=q, k=k, v=v)
         if kind == "4-d":
             inputs["attn_mask"] = ~d.padding(b, tk)[:, None, None, :]            # (B, 1, 1, T_k)
         elif kind in ("mask", "2-d"):
             inputs["attn_mask"] = d.mask(*lead, tq, tk)
+        elif kind == "empty row":                                                   # one query may attend to no key
+            mask = d.mask(*lead, tq, tk)
+            mask[..., d.int(0, tq - 1), :] = False
+            inputs["attn_mask"] = mask
         elif kind == "broadcast":                                                   # B >= 2 under a (1, T_q, T_k) mask
             inputs.update(q=3 * d.randn(b + 1, tq, dk), k=d.randn(b + 1, tk, dk), v=d.randn(b + 1, tk, dv),
                           attn_mask=d.mask(1, tq, tk))
@@ -102,7 +114,10 @@ def _attention(kind: str):
 def _mha(kind: str):
     def build(d: _Draw):
         dm, h = d.heads(1 if kind == "one head" else 8)
-        b, tq, p = d.int(2, 3), d.int(3, 6), (0.3 if kind in ("dropout", "training") else 0.0)
+        b, tq, p = d.int(2, 3), d.int(3, 6), (0.3 if kind == "dropout" else P_TRAIN if kind == "training" else 0.0)
+        if kind == "training":                                  # d_k >= T_k: the dropped weights can be read back
+            h = d.pick((1, 2))
+            dm, b = h * d.pick((8, 12)), 3
         kwargs = dict(d_model=dm, num_heads=h, dropout=p)
         inputs = dict(query=d.randn(b, tq, dm))
         tk = tq
@@ -118,35 +133,52 @@ def _mha(kind: str):
 
 def _ffn(kind: str):
     def build(d: _Draw):
-        dm = d.int(4, 12)
-        kwargs = dict(d_model=dm, d_ff=d.int(2, 4 * dm), dropout=0.5 if kind in ("dropout", "training") else 0.0)
-        inputs = dict(x=d.randn(d.int(1, 3), d.int(2, 6), dm, scale=2.0))
+        if kind == "training":                                  # d_ff <= d_model / 2: the hidden layer can be read back
+            dm = d.int(12, 16)
+            kwargs = dict(d_model=dm, d_ff=d.int(4, dm // 2), dropout=P_TRAIN)
+            inputs = dict(x=d.randn(3, d.int(4, 7), dm, scale=2.0))
+        else:
+            dm = d.int(4, 12)
+            kwargs = dict(d_model=dm, d_ff=d.int(2, 4 * dm), dropout=0.5 if kind == "dropout" else 0.0)
+            inputs = dict(x=d.randn(d.int(1, 3), d.int(2, 6), dm, scale=2.0))
         return ", ".join(f"{k}={v}" for k, v in kwargs.items()), kwargs, inputs, d.state(PositionwiseFeedForward, **kwargs)
     return build
 
 
-def _layer(norm_first: bool, padding: bool, dropout: float = 0.0, max_heads: int = 4):
+#: the training cases of the layer and the encoder: sublayers that output constants (see :mod:`.dropout`)
+_CONSTANT_SUBLAYERS = ("self_attn.w_v.weight", "self_attn.w_v.bias", "ffn.linear2.weight")
+
+
+def _layer(norm_first: bool, padding: bool, dropout: float = 0.0, max_heads: int = 4, training: bool = False):
     def build(d: _Draw):
         dm, h = d.heads(max_heads)
         b, t = d.int(2, 3), d.int(3, 7)
-        kwargs = dict(d_model=dm, num_heads=h, d_ff=d.int(8, 32), dropout=dropout, norm_first=norm_first)
+        if training:
+            dm, h, b, dropout_ = 4, d.pick((1, 2)), 3, P_TRAIN
+        kwargs = dict(d_model=dm, num_heads=h, d_ff=d.int(8, 32), dropout=dropout_ if training else dropout,
+                      norm_first=norm_first)
         inputs = dict(x=d.randn(b, t, dm))
         if padding:
             inputs["key_padding_mask"] = d.padding(b, t)
         return (", ".join(f"{k}={v}" for k, v in kwargs.items()) + f", B={b}, T={t}", kwargs, inputs,
-                d.state(EncoderLayer, **kwargs))
+                d.state(EncoderLayer, zero=_CONSTANT_SUBLAYERS if training else (), **kwargs))
     return build
 
 
 def _encoder(norm_first: bool, pad_id: int | None = 0, explicit: bool = False, full: bool = False,
-             dropout: float = 0.0):
-    """``pad_id=None``: a pad_id drawn from 1 .. 9, at least one padded position, token 0 among the others."""
+             dropout: float = 0.0, training: bool = False):
+    """``pad_id=None``: a pad_id drawn from 1 .. 9, at least one padded position, token 0 among the others.
+    ``training``: one pre-LN layer that is the identity, d_model = 4 (see :mod:`.dropout`)."""
     def build(d: _Draw):
         dm, h = d.heads(4)
         pad_id_ = d.int(1, 9) if pad_id is None else pad_id
         b, t, vocab = d.int(2, 3), d.int(3, 7), d.int(max(10, pad_id_ + 2), 30)
-        kwargs = dict(vocab_size=vocab, d_model=dm, num_heads=h, d_ff=d.int(8, 32), num_layers=d.int(1, 3),
-                      max_len=t if full else t + d.int(1, 8), dropout=dropout, pad_id=pad_id_, norm_first=norm_first)
+        layers = d.int(1, 3)
+        if training:
+            dm, h, b, t, layers = 4, d.pick((1, 2)), 3, d.int(5, 7), 1
+        kwargs = dict(vocab_size=vocab, d_model=dm, num_heads=h, d_ff=d.int(8, 32), num_layers=layers,
+                      max_len=t if full else t + d.int(1, 8), dropout=P_TRAIN if training else dropout,
+                      pad_id=pad_id_, norm_first=norm_first or training)
         pad = d.padding(b, t)
         if pad_id is None:
             pad[-1, -1] = True                                                    # some padding, whatever was drawn
@@ -155,8 +187,11 @@ def _encoder(norm_first: bool, pad_id: int | None = 0, explicit: bool = False, f
             tokens[0, 0] = 0                                                      # id 0 is a real token here
         tokens = (tokens + (tokens >= pad_id_).long()).masked_fill(pad, pad_id_)  # pad_id only at padding
         inputs = dict(tokens=tokens, key_padding_mask=pad) if explicit else dict(tokens=tokens)
-        return (", ".join(f"{k}={v}" for k, v in kwargs.items()) + f", B={b}, T={t}", kwargs, inputs,
-                d.state(Encoder, **kwargs))
+        zero = tuple(f"layers.0.{n}" for n in _CONSTANT_SUBLAYERS + ("self_attn.w_o.bias", "ffn.linear2.bias"))
+        state = d.state(Encoder, **kwargs)
+        if training:                                                              # the layer is the identity
+            state.update({k: torch.zeros_like(state[k]) for k in zero})
+        return (", ".join(f"{k}={v}" for k, v in kwargs.items()) + f", B={b}, T={t}", kwargs, inputs, state)
     return build
 
 
@@ -182,13 +217,13 @@ def _reverse(d: _Draw):
     r = REVERSE
     train = torch.randint(1, r["symbols"] + 1, (r["steps"], r["batch"], r["length"]), generator=d.g)
     test = torch.randint(1, r["symbols"] + 1, (r["test"], r["length"]), generator=d.g)
-    kwargs = dict(model=dict(r["model"]), lr=r["lr"], seed=d.int(0, 2 ** 31))
+    kwargs = dict(model=dict(r["model"]), lr=r["lr"], seed=d.int(0, 2 ** 31), steps=r["steps"])
     return f"{r['steps']} steps of {r['batch']} sequences", kwargs, dict(train=train, test=test), None
 
 
-#: the families whose module runs in training mode: dropout draws its masks after torch.manual_seed, in
-#: the student's module and in the reference alike, so the outputs must agree (harness.TRAINING_SEED)
-TRAINING = "dropout > 0 in training mode (a fixed seed)"
+#: the families whose module runs in training mode: the judge reads the dropout mask back from the outputs
+#: and checks where dropout acts, its rate and its scaling, whatever random stream drew it (:mod:`.dropout`)
+TRAINING = "dropout > 0 in training mode"
 
 FAMILIES = {
     "positional_encoding": [("a table", _pe((8, 50), (8, 10, 16, 32))), ("one position", _pe((1, 1), (4, 6))),
@@ -197,7 +232,9 @@ FAMILIES = {
                   ("T_q != T_k, d_v != d_k, a bool mask", _attention("mask")),
                   ("(B, H, T_q, T_k) with a (B, 1, 1, T_k) padding mask", _attention("4-d")),
                   ("unbatched (T, d_k) with a (T_q, T_k) mask", _attention("2-d")),
-                  ("a mask broadcast over the batch, (1, T_q, T_k)", _attention("broadcast"))],
+                  ("a mask broadcast over the batch, (1, T_q, T_k)", _attention("broadcast")),
+                  ("large scores (a few hundred)", _attention("large")),
+                  ("a query whose mask allows no key (uniform or zero weights both pass)", _attention("empty row"))],
     "multi_head_attention": [("self-attention", _mha("plain")), ("self-attention with padding", _mha("padding")),
                              ("cross-attention, T_q != T_k, with padding", _mha("cross")),
                              ("one head", _mha("one head")), ("dropout > 0 in eval mode", _mha("dropout")),
@@ -207,14 +244,14 @@ FAMILIES = {
     "encoder_layer": [("post-LN", _layer(False, False)), ("post-LN with padding", _layer(False, True)),
                       ("pre-LN with padding", _layer(True, True)), ("pre-LN, one head", _layer(True, False, max_heads=1)),
                       ("dropout > 0 in eval mode", _layer(False, True, dropout=0.2)),
-                      (TRAINING, _layer(False, True, dropout=0.2)),
-                      ("pre-LN, " + TRAINING, _layer(True, True, dropout=0.2))],
+                      (TRAINING, _layer(False, True, training=True)),
+                      ("pre-LN, " + TRAINING, _layer(True, True, training=True))],
     "encoder": [("post-LN, padding from pad_id", _encoder(False)), ("pre-LN (final_norm)", _encoder(True)),
                 ("pad_id != 0, an explicit key_padding_mask", _encoder(False, pad_id=3, explicit=True)),
                 ("T = max_len, dropout > 0 in eval mode", _encoder(True, full=True, dropout=0.1)),
                 ("pad_id != 0, padding from pad_id", _encoder(False, pad_id=None)),
-                (TRAINING, _encoder(False, dropout=0.2))],
-    "parameter_count": [("post-LN", _count(False)), ("pre-LN (final_norm)", _count(True)),
+                (TRAINING, _encoder(False, training=True))],
+    "parameter_count": [("pre-LN (final_norm)", _count(True)), ("post-LN", _count(False)),
                         ("the paper's base model", _count(False, base=True))],
     "reverse_task": [("training on the reverse task", _reverse)],
 }

@@ -28,7 +28,9 @@ from ..feed_forward import PositionwiseFeedForward
 from ..positional import sinusoidal_positional_encoding
 from .cases import make_cases
 from .harness import ResultError, run_case
-from .judging import hide_inputs, judge_case
+from .hints import forget_failure, hint, record_failure  # noqa: F401 (hint: the notebook imports it from here)
+from .judging import HIDDEN_MESSAGES, judge
+from .mistakes import section_of
 from .parts import DEPENDENCIES, NAMES, NUMBERS
 from .policy import check_source
 
@@ -47,10 +49,15 @@ _MISSING = object()
 
 
 class PartFailed(AssertionError):
-    """A part's check failed; shown by IPython as one line (``_render_traceback_``)."""
+    """A part's check failed; shown by IPython as one line (``_render_traceback_``). ``mistake`` is the
+    stable id of what failed (:data:`mistakes.IDS`), ``section`` the lecture section that teaches it."""
 
-    def __init__(self, part: str, message: str):
-        self.part, self.line = part, f"Part {NUMBERS[part]}: {message}"
+    def __init__(self, part: str, message: str, mistake: str = "values_differ", section: str | None = None):
+        self.part, self.mistake, self.section = part, mistake, section
+        self.line = f"Part {NUMBERS[part]}: {message}"
+        record_failure(part, mistake, message)
+        if mistake != "not_done":
+            self.line += f'  [hint("{part}") for a hint]'
         super().__init__(self.line)
 
     def _render_traceback_(self) -> list[str]:
@@ -133,15 +140,15 @@ def _cell_source(candidate) -> str | None:
     return None
 
 
-def from_scratch(part: str, candidate) -> str | None:
-    """None when ``candidate`` may be the student's own work, else why not: course_lib's own object, or a
-    cell that breaks the grader's rules (:func:`policy.check_source`, the same rules the grader applies)."""
+def from_scratch(part: str, candidate) -> tuple[str, str] | None:
+    """None when ``candidate`` may be the student's own work, else (id, why not): course_lib's own object,
+    or a cell that breaks the grader's rules (:func:`policy.check_source`, the same rules the grader applies)."""
     if str(getattr(candidate, "__module__", "") or "").split(".")[0] == "course_lib":
-        return (f"your {NAMES[part]} is course_lib's own, the reference solution: the exercise asks for your "
-                "own implementation.")
+        return "reference_used", (f"your {NAMES[part]} is course_lib's own, the reference solution: the exercise "
+                                  "asks for your own implementation.")
     source = _cell_source(candidate)
     reason = check_source(source) if source is not None else None
-    return None if reason is None else f"the solution cell {reason}"
+    return None if reason is None else ("rule_broken", f"the solution cell {reason}")
 
 
 def _where(error: BaseException) -> str:
@@ -154,7 +161,7 @@ def _where(error: BaseException) -> str:
 
 def _raised(part: str, case, error: Exception) -> str:
     if case.hidden:                       # the message could show the hidden inputs' sizes
-        return f"{case.label}: your {NAMES[part]} raised {type(error).__name__}{_where(error)}."
+        return f"{case.label}: {HIDDEN_MESSAGES['raised']}"
     return f"{case.label}: your {NAMES[part]} raised {type(error).__name__}: {error}{_where(error)}"
 
 
@@ -168,23 +175,26 @@ def check(part: str, candidate, hidden_seed: int | None = None) -> None:
     cases = make_cases(part, hidden_seed)
     broken = from_scratch(part, candidate)
     if broken is not None:
-        raise PartFailed(part, broken)
+        raise PartFailed(part, broken[1], broken[0], section_of(broken[0]))
     with reference_dependencies(part, candidate), _tripwires():
         for case in cases:
             try:
                 outputs = run_case(case, candidate)
             except NotImplementedError:
-                raise PartFailed(part, "not done yet") from None
+                raise PartFailed(part, "not done yet", "not_done") from None
             except _ReadyMade as e:
                 raise PartFailed(part, f"your {NAMES[part]} calls {e}, torch's ready-made attention; this part "
-                                       "must compute it explicitly.") from None
+                                       "must compute it explicitly.", "ready_made_attention",
+                                 section_of("ready_made_attention")) from None
             except ResultError as e:
-                raise PartFailed(part, f"{case.label}: {hide_inputs(str(e)) if case.hidden else e}") from None
+                text = HIDDEN_MESSAGES["wrong_result"] if case.hidden else str(e)
+                raise PartFailed(part, f"{case.label}: {text}", "wrong_result") from None
             except Exception as e:                                  # noqa: BLE001 (the student's bug)
-                raise PartFailed(part, _raised(part, case, e)) from None
-            message = judge_case(case, outputs)
-            if message is not None:
-                raise PartFailed(part, message)
+                raise PartFailed(part, _raised(part, case, e), "raised") from None
+            verdict = judge(case, outputs)
+            if verdict is not None:
+                raise PartFailed(part, verdict.message, verdict.mistake, verdict.section)
+    forget_failure(part)
     kind = "visible" if hidden_seed is None else "hidden"
     passed = f"all {len(cases)} {kind} checks" if len(cases) > 1 else f"the {kind} check"
     print(f"Part {NUMBERS[part]}: {passed} passed")
@@ -209,4 +219,5 @@ check_encoder = _checker("encoder", "Check ``Encoder`` (its EncoderLayer and pos
 check_parameter_count = _checker(
     "parameter_count", "Check ``encoder_parameter_count(...)`` against the parameters of course_lib's Encoder.")
 check_reverser = _checker(
-    "reverse_task", "Train ``Reverser`` (with course_lib's Encoder while checked) on the reverse task; check it learns.")
+    "reverse_task", "Train ``Reverser`` with the cell's ``train_reverser`` (course_lib's Encoder while checked) on the "
+                    "reverse task; check that it learns and that ``reverse_accuracy`` measures it.")

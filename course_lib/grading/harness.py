@@ -34,8 +34,8 @@ class Case:
     training: bool = False                       # a module runs in training mode, torch seeded (dropout > 0)
 
 
-#: the seed torch gets just before a module's forward in training mode, so dropout draws the same masks
-#: in the student's module and in the reference (nn.Dropout or F.dropout, on tensors of the same shape)
+#: the seed torch gets just before a module's forward in training mode, so a run is reproducible (the
+#: judge accepts any dropout mask that acts in the right place at the right rate: :mod:`.dropout`)
 TRAINING_SEED = 0
 
 
@@ -75,21 +75,24 @@ def _load(module, state: dict, what: str) -> None:
         more = " ..." if len(missing) > 4 else ""
         raise ResultError(
             f"{what}: the state_dict has no {missing[:4]}{more} (its keys are {sorted(own)[:8]}"
-            f"{' ...' if len(own) > 8 else ''}); use the attribute names of the contract so the "
-            "reference weights can be loaded")
+            f"{' ...' if len(own) > 8 else ''}); look at the attribute names in the cell's docstring, which the "
+            "test loads its weights by")
     extra = sorted(k for k in own if k not in state)
     if extra:
         raise ResultError(f"{what}: the state_dict has keys the contract does not have: {extra[:4]}"
-                          f"{' ...' if len(extra) > 4 else ''} (the contract adds no parameters, and a table "
-                          "that is not a weight is a buffer registered with persistent=False)")
+                          f"{' ...' if len(extra) > 4 else ''}; look at how the module stores a table that is not a "
+                          "weight (the docstring says: not part of the state_dict)")
     for k, v in state.items():
         if tuple(own[k].shape) != tuple(v.shape):
             raise ResultError(f"{what}: parameter '{k}' has shape {tuple(own[k].shape)}, expected {tuple(v.shape)}")
     module.load_state_dict(state, strict=False)
 
 
-def _mask_kwargs(inputs: dict) -> dict:
-    return {"key_padding_mask": inputs["key_padding_mask"].clone()} if "key_padding_mask" in inputs else {}
+def _changed(given: dict, inputs: dict) -> dict:
+    """{"input_changed": 1.0} when the part changed a tensor it was given (an in-place ``x += ...``: the
+    caller's tensor is not what it passed, and backward through it fails), else 0.0."""
+    changed = any(not torch.equal(given[k], inputs[k]) for k in given)
+    return {"input_changed": np.array(1.0 if changed else 0.0)}
 
 
 def _run_module(case: Case, candidate, what: str) -> dict:
@@ -99,16 +102,18 @@ def _run_module(case: Case, candidate, what: str) -> dict:
     module.train(case.training)
     if case.training:
         torch.manual_seed(TRAINING_SEED)
+    given = {k: v.clone() for k, v in t.items()}
+    mask = {"key_padding_mask": given["key_padding_mask"]} if "key_padding_mask" in given else {}
     if case.part == "multi_head_attention":
-        q = t["query"].clone()
+        q = given["query"]
         if "key" not in t:                                                # self-attention
-            res = module(q, q, q, **_mask_kwargs(t))
+            res = module(q, q, q, **mask)
         else:
-            res = module(q, t["key"].clone(), t["value"].clone(), **_mask_kwargs(t))
+            res = module(q, given["key"], given["value"], **mask)
         out, w = _pair(res, "MultiHeadAttention.forward")
-        return {"out": _array(out, "out"), "weights": _array(w, "weights")}
+        return {"out": _array(out, "out"), "weights": _array(w, "weights"), **_changed(given, t)}
     first = {"feed_forward": "x", "encoder_layer": "x", "encoder": "tokens"}[case.part]
-    return {"out": _array(module(t[first].clone(), **_mask_kwargs(t)), "output")}
+    return {"out": _array(module(given[first], **mask), "output"), **_changed(given, t)}
 
 
 def _count(value) -> np.ndarray:
@@ -132,10 +137,10 @@ def run_case(case: Case, candidate) -> dict[str, np.ndarray]:
                 raise ResultError(f"the returned table: expected float32 (torch's default dtype), got {table.dtype}")
             return {"pe": _array(table, "the returned table")}
         if case.part == "attention":
-            mask = {"attn_mask": t["attn_mask"].clone()} if "attn_mask" in t else {}
-            out, w = _pair(candidate(t["q"].clone(), t["k"].clone(), t["v"].clone(), **mask),
-                           "scaled_dot_product_attention")
-            return {"out": _array(out, "out"), "weights": _array(w, "weights")}
+            given = {k: v.clone() for k, v in t.items()}
+            mask = {"attn_mask": given["attn_mask"]} if "attn_mask" in t else {}
+            out, w = _pair(candidate(given["q"], given["k"], given["v"], **mask), "scaled_dot_product_attention")
+            return {"out": _array(out, "out"), "weights": _array(w, "weights"), **_changed(given, t)}
         if case.part == "parameter_count":
             return {"count": _count(candidate(**kw))}
         return _run_module(case, candidate, {"multi_head_attention": "MultiHeadAttention",
@@ -144,11 +149,14 @@ def run_case(case: Case, candidate) -> dict[str, np.ndarray]:
 
 
 def train_reverser(case: Case, candidate) -> dict[str, np.ndarray]:
-    """Train ``candidate(**model)`` to reverse sequences on the case's batches; predict its test set.
+    """Train ``candidate(**model)`` with the student's own ``train_reverser(model, optimizer, batches)`` on
+    the case's batches; predict the test set before and after, and ask ``reverse_accuracy(model, tokens)``.
 
-    The seed, the batches and the optimizer are the case's, so the run is reproducible (on one
-    thread, bit for bit). Returns the predicted ids of the test sequences, the training losses, and the
-    ids the model predicted before its first step ("untrained": a model that learns starts blind).
+    The predictions come from the same computation before and after training, made here from the model's
+    own parts, ``head(encoder(tokens))`` (``head`` an ``nn.Linear``, ``encoder`` the Encoder of Part 6, not
+    a class of the Reverser's cell): the Reverser's ``forward`` is not called for them, so a model that
+    behaves differently from one call to the next cannot make the grader see a learned answer. The seed,
+    the batches and the optimizer are the case's, so the run is reproducible (on one thread, bit for bit).
     """
     threads = torch.get_num_threads()
     torch.set_num_threads(1)                                  # the same sums in the same order everywhere
@@ -158,37 +166,53 @@ def train_reverser(case: Case, candidate) -> dict[str, np.ndarray]:
         torch.set_num_threads(threads)
 
 
-def _train(case: Case, candidate) -> dict[str, np.ndarray]:
-    kw = case.kwargs
-    torch.manual_seed(kw["seed"])
-    model = _module(candidate, kw["model"], "Reverser")
-    vocab = kw["model"]["vocab_size"]
-    optimizer = Adam(model.parameters(), lr=kw["lr"])
-    model.eval()
-    with torch.no_grad():                                                # what it knows before it learns
-        untrained = model(case.inputs["test"])
-        untrained = untrained.argmax(dim=-1) if isinstance(untrained, torch.Tensor) else None
-    losses = []
-    with torch.enable_grad():
-        model.train()
-        for x in case.inputs["train"]:                                   # (B, T) per step
-            logits = model(x)
-            if not isinstance(logits, torch.Tensor) or tuple(logits.shape) != (*x.shape, vocab):
-                got = tuple(logits.shape) if isinstance(logits, torch.Tensor) else type(logits).__name__
-                raise ResultError(f"Reverser: expected logits of shape (B, T, vocab_size) = {(*x.shape, vocab)}, "
-                                  f"got {got}")
-            loss = F.cross_entropy(logits.reshape(-1, vocab), x.flip(1).reshape(-1))
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            losses.append(loss.item())
+def _cell_function(candidate, name: str):
+    """The function ``name`` that the candidate's cell defines (a class's cell: its methods' globals)."""
+    for obj in vars(candidate).values() if isinstance(candidate, type) else ():
+        g = getattr(obj, "__globals__", None)
+        if g is not None and callable(g.get(name)):
+            return g[name]
+    raise ResultError(f"the Reverser's cell defines no {name}(...) (the part asks for it)")
+
+
+def _predict(model, tokens: torch.Tensor) -> torch.Tensor:
+    """Argmax of ``head(encoder(tokens))``, computed here from the model's parameters and its Encoder."""
     model.eval()
     with torch.no_grad():
-        predicted = model(case.inputs["test"]).argmax(dim=-1)
-    out = {"predicted": _array(predicted.double(), "the predictions"), "losses": np.array(losses)}
-    if untrained is not None:
-        out["untrained"] = _array(untrained.double(), "the untrained model's predictions")
-    return out
+        hidden = model.encoder(tokens.clone())
+        if not isinstance(hidden, torch.Tensor):
+            raise ResultError("Reverser: the encoder returned no tensor")
+        return F.linear(hidden, model.head.weight, model.head.bias).argmax(dim=-1)
+
+
+def _train(case: Case, candidate) -> dict[str, np.ndarray]:
+    kw = case.kwargs
+    train, accuracy = _cell_function(candidate, "train_reverser"), _cell_function(candidate, "reverse_accuracy")
+    torch.manual_seed(kw["seed"])
+    model = _module(candidate, kw["model"], "Reverser")
+    head, encoder = getattr(model, "head", None), getattr(model, "encoder", None)
+    if type(head) is not torch.nn.Linear or not isinstance(encoder, torch.nn.Module):
+        raise ResultError("Reverser: expected the attributes encoder (your Encoder) and head (an nn.Linear)")
+    if type(encoder).__module__ == getattr(candidate, "__module__", None):
+        raise ResultError("Reverser: its encoder must be the Encoder of Part 6, not a class of this cell")
+    test = case.inputs["test"]
+    untrained = _predict(model, test)
+    model.train()
+    with torch.enable_grad():
+        losses = train(model, Adam(model.parameters(), lr=kw["lr"]), [x.clone() for x in case.inputs["train"]])
+    try:
+        losses = np.array([float(v) for v in losses], dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ResultError("train_reverser: expected a list of the losses (floats), one per step") from None
+    predicted = _predict(model, test)
+    reported = accuracy(model, test.clone())
+    if isinstance(reported, torch.Tensor) and reported.numel() == 1:
+        reported = reported.item()
+    if isinstance(reported, bool) or not isinstance(reported, (numbers.Real,)):
+        raise ResultError(f"reverse_accuracy: expected a float, got {type(reported).__name__}")
+    return {"predicted": _array(predicted.double(), "the predictions"), "losses": losses,
+            "untrained": _array(untrained.double(), "the untrained model's predictions"),
+            "reported": np.array(float(reported))}
 
 
 class Adam:

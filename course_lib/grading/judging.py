@@ -1,23 +1,26 @@
 """Judging a part's outputs on a case against course_lib's reference. Never calls student code.
 
 :func:`expected` is the real reference's answer (``course_lib.attention``, ``feed_forward``,
-``encoder``, ``positional``, through :func:`reference.reference_outputs`). :func:`judge_case` says
-None when the outputs are right, else a message for the student that says *what* is wrong, by
-trying the usual mistakes of the part (:data:`mistakes.MISTAKES`). A hidden case's message names
-its family but none of its inputs.
+``encoder``, ``positional``, through :func:`reference.reference_outputs`). :func:`judge` says None
+when the outputs are right, else a :class:`Verdict`: a stable mistake id, the lecture section that
+teaches it, and a message that says *what* looks wrong and where to look (rung 1 of the hints), found
+by trying the usual mistakes of the part (:data:`mistakes.MISTAKES`). A case in training mode is
+judged by what its dropout does (:mod:`.dropout`). A hidden case's message names its family and one
+fixed text per kind of failure, nothing its outputs choose. :func:`judge_case` gives the message only.
 """
 
 from __future__ import annotations
 
-import builtins
 import re
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from ..errors import broadcast_shape
+from . import dropout
 from .harness import Case
-from .mistakes import MISTAKES
+from .mistakes import MISTAKES, section_of
 from .reference import reference_outputs
 
 ATOL, RTOL = 1e-4, 1e-4          # float32 maths done in a different order stays far inside this
@@ -64,83 +67,153 @@ def _allowed(case: Case):
     return None
 
 
-#: where the part applies dropout, for a failed case in training mode
-_DROPOUT = {"multi_head_attention": "on the attention weights, before they multiply v",
-            "feed_forward": "on the hidden layer, between the ReLU and linear2",
-            "encoder_layer": "dropout1 and dropout2 on each sublayer's output, before the residual sum",
-            "encoder": "on embedding * sqrt(d_model) + positions, before the first layer"}
-
-_SHAPES = {"multi_head_attention": " = (B, num_heads, T_q, T_k): keep the heads as their own axis",
+_SHAPES = {"multi_head_attention": " = (B, num_heads, T_q, T_k): the heads are their own axis",
            "attention": " (out is (..., T_q, d_v), weights (..., T_q, T_k))",
            "positional_encoding": " = (max_len, d_model)", "parameter_count": " (a single int)"}
 
 
-def _form(case: Case, outputs: dict | None, want: dict) -> str | None:
-    """What is wrong with the outputs' presence, type, shape or finiteness."""
+@dataclass(frozen=True)
+class Verdict:
+    """What the judge says about a part on a case that failed (see course_lib.grading's docstring).
+
+    ``mistake`` is a stable id (:data:`mistakes.IDS`): what the class report counts, never reworded.
+    ``message`` is rung 1 of the hint ladder, for the student: the case's label, then what looks wrong
+    and where to look. ``section`` is the lecture section that teaches it (rung 2), or None."""
+
+    part: str
+    mistake: str
+    message: str
+    section: str | None
+    family: str
+    hidden: bool
+
+    def as_dict(self) -> dict:
+        return {"part": self.part, "mistake": self.mistake, "message": self.message, "section": self.section,
+                "family": self.family, "hidden": self.hidden}
+
+
+#: on a hidden case, the one message of each kind of failure (nothing in it depends on the outputs)
+HIDDEN_MESSAGES = {
+    "raised": "raised an exception (an error on a hidden case is not shown: the visible case of the same family "
+              "runs the same code).",
+    "wrong_result": "returned something the part's contract does not allow (its visible cases say what).",
+    "wrong_shape": "an output has the wrong shape (the visible case of the same family shows which).",
+    "not_finite": "an output contains NaN or inf.",
+    "overflow": "an output contains NaN or inf.",
+    "rows_not_normalized": "the attention weights of a query do not sum to 1 over the keys.",
+    "masked_keys_weighted": "keys that must be ignored get weight.",
+    "values_differ": "the outputs differ from the reference's.",
+    "dropout_in_eval": "after model.eval() the outputs differ from the reference's: dropout must do nothing there.",
+    "count_wrong": "the count differs from the number of parameters of the Encoder.",
+    "input_modified": "the call changed its input tensor in place.",
+}
+
+
+def _verdict(case: Case, mistake: str, message: str) -> Verdict:
+    if case.hidden and mistake in HIDDEN_MESSAGES:
+        message = HIDDEN_MESSAGES[mistake]
+    section = section_of(mistake, case.part)
+    return Verdict(case.part, mistake, f"{case.label}: {message}", section, case.family, case.hidden)
+
+
+def _form(case: Case, outputs: dict | None, want: dict) -> tuple[str, str] | None:
+    """(id, message) of what is wrong with the outputs' presence, type, shape or finiteness."""
     for key, w in want.items():
         if outputs is None or key not in outputs:
-            return f"no '{key}' came back."
+            return "wrong_result", f"no '{key}' came back."
         g = outputs[key]
         if not isinstance(g, np.ndarray) or g.dtype.kind != "f":
-            return f"'{key}' is not a floating-point tensor."
+            return "wrong_result", f"'{key}' is not a floating-point tensor."
         if g.shape != w.shape:
-            sizes = "" if case.hidden else f" {tuple(g.shape)}, expected {tuple(w.shape)}"
-            return f"'{key}' has the wrong shape{sizes}{_SHAPES.get(case.part, '')}."
+            return "wrong_shape", (f"'{key}' has the wrong shape {tuple(g.shape)}, expected {tuple(w.shape)}"
+                                   f"{_SHAPES.get(case.part, '')}.")
         if not np.all(np.isfinite(g)):
-            return (f"'{key}' contains NaN or inf: look at how masked scores are filled (a softmax over a row of "
-                    "-inf is NaN) and at any division.")
+            if case.family.startswith("large scores"):
+                return "overflow", (f"'{key}' contains NaN or inf on the case with large scores (a few hundred); "
+                                    "look at the line that takes the exponential of the scores.")
+            empty = _empty_rows(case)
+            if empty is not None and key in ("out", "weights") and np.all(np.isfinite(g[~empty])):
+                return "not_finite", (f"'{key}' contains NaN or inf in the row of the query that may attend to no "
+                                      "key; look at the value the masked scores are filled with.")
+            return "not_finite", (f"'{key}' contains NaN or inf; look at how masked scores are filled and at any "
+                                  "division.")
     return None
 
 
-def _weights(case: Case, g: np.ndarray) -> str | None:
+def _empty_rows(case: Case) -> np.ndarray | None:
+    """A bool (..., T_q) of the attention queries whose mask allows no key, or None."""
+    mask = _allowed(case)
+    if mask is None or case.part != "attention":
+        return None
+    empty = ~mask.any(axis=-1)
+    return empty if empty.any() else None
+
+
+def _either_way(case: Case, outputs: dict, want: dict) -> dict:
+    """The outputs with each query that may attend to no key set to the reference's, when it is uniform
+    weights (what a large negative fill gives) or zero weights (what the reference gives): either passes."""
+    empty = _empty_rows(case)
+    if empty is None or "weights" not in outputs or outputs["weights"].shape != want["weights"].shape:
+        return outputs
+    w, out = outputs["weights"], outputs.get("out")
+    if out is None or out.shape != want["out"].shape:
+        return outputs
+    v = case.inputs["v"].double().numpy()
+    t_k = w.shape[-1]
+    uniform_out = np.broadcast_to(v.mean(axis=-2, keepdims=True), want["out"].shape)
+    ok_zero = (np.abs(w).max(axis=-1) <= ATOL) & (np.abs(out).max(axis=-1) <= ATOL)
+    ok_uniform = (np.abs(w - 1.0 / t_k).max(axis=-1) <= ATOL) & (np.abs(out - uniform_out).max(axis=-1) <= ATOL)
+    fix = empty & (ok_zero | ok_uniform)
+    w, out = w.copy(), out.copy()
+    w[fix], out[fix] = want["weights"][fix], want["out"][fix]
+    return {**outputs, "weights": w, "out": out}
+
+
+def _weights(case: Case, g: np.ndarray) -> tuple[str, str] | None:
     """Rows summing to 1 over the keys, and zero weight where the mask forbids it."""
     sums = g.sum(axis=-1)
-    if not np.allclose(sums, 1.0, atol=1e-4):
-        hint = ""
-        if np.allclose(g.sum(axis=-2), 1.0, atol=1e-4):
-            hint = " (they sum to 1 over the queries: the softmax runs over the wrong axis)"
-        return f"the attention weights of each query must sum to 1 over the keys{hint}."
+    empty = _empty_rows(case)
+    rows = ~empty if empty is not None else np.ones(sums.shape, bool)
+    if not np.allclose(sums[rows], 1.0, atol=1e-4):
+        return "rows_not_normalized", ("the attention weights of a query do not sum to 1 over the keys; look at the "
+                                       "softmax line.")
     mask = _allowed(case)
     leaked = np.abs(g * ~mask).max() if mask is not None and g.size else 0.0
     if leaked > 1e-6:
-        rule = ("attn_mask True = may attend, False = never attend." if case.part == "attention" else
-                "key_padding_mask True = padding: those keys must get zero weight.")
-        return f"keys that must be ignored get weight up to {leaked:.4f}; {rule}"
+        which = "attn_mask" if case.part == "attention" else "key_padding_mask"
+        return "masked_keys_weighted", (f"keys that {which} rules out get weight (up to {leaked:.4f}); look at how "
+                                        f"{which} reaches the scores.")
     return None
 
 
-def _name_the_mistake(case: Case, outputs: dict, want: dict) -> str | None:
-    for how, message in MISTAKES[case.part]:
+def _name_the_mistake(case: Case, outputs: dict, want: dict) -> tuple[str, str] | None:
+    for m in MISTAKES[case.part]:
         try:
-            variant = reference_outputs(case, **how)
+            variant = reference_outputs(case, **m.how)
         except LookupError:                                 # a mistake that does not apply to this case
             continue
         if _close(case, outputs, variant, atol=1e-3) and not _close(case, variant, want):
-            return message
+            return m.id, m.symptom
     return None
 
 
-def _generic(case: Case, outputs: dict, want: dict) -> str:
+def _generic(case: Case, outputs: dict, want: dict) -> tuple[str, str]:
     worst = max(want, key=lambda k: float(_diff(case, outputs[k], want[k]).max(initial=0.0)))
     size = float(np.abs(outputs[worst] - want[worst]).max(initial=0.0))
-    hint = ""
-    if case.training:
-        hint = (" This case runs in training mode with dropout > 0, torch seeded just before the call, and expects "
-                f"the reference's dropout masks: look at where your dropout acts ({_DROPOUT[case.part]}) and that "
-                "it is one nn.Dropout (or F.dropout) call, not a mask of your own.")
-    elif case.kwargs.get("dropout", 0) > 0:
-        hint = (" This case has dropout > 0 and runs after model.eval(), where dropout does nothing: look at "
-                "whether your dropout follows the module's training mode.")
+    where = ""
+    if case.kwargs.get("dropout", 0) > 0:
+        where = (" This case has dropout > 0 and runs after model.eval(), where dropout does nothing: look at "
+                 "whether your dropout follows the module's training mode.")
     elif case.kwargs.get("norm_first") and case.part == "encoder_layer":
-        hint = (" This case uses norm_first=True (pre-LN) and none of the usual pre-LN mistakes fits: look at "
-                "your pre-LN branch, at which tensor each sublayer reads and which one each residual adds.")
+        where = " This case is pre-LN (norm_first=True): look at your pre-LN branch."
     elif case.kwargs.get("norm_first"):
-        hint = " This case uses norm_first=True (pre-LN): look at what your Encoder does differently for pre-LN."
+        where = " This case is pre-LN (norm_first=True): look at what your Encoder does for pre-LN."
+    if case.kwargs.get("dropout", 0) > 0:
+        return "dropout_in_eval", f"'{worst}' differs from the reference by up to {size:.4g} (tolerance {ATOL:g}).{where}"
     if case.part == "parameter_count":
-        return (f"the count is off by {outputs[worst].item() - want[worst].item():+.0f}: look at which parameters "
-                "your formula counts; the Encoder has every nn.Linear (weight and bias), both LayerNorms of each "
-                "layer, the embedding, and final_norm only for pre-LN.")
-    return f"'{worst}' differs from the reference by up to {size:.4g} (tolerance {ATOL:g}).{hint}"
+        return "count_wrong", (f"the count is off by {outputs[worst].item() - want[worst].item():+.0f}; look at "
+                               "which parameters your formula counts, layer by layer.")
+    return "values_differ", f"'{worst}' differs from the reference by up to {size:.4g} (tolerance {ATOL:g}).{where}"
 
 
 def position_blind_ceiling(tokens: torch.Tensor) -> float:
@@ -158,46 +231,66 @@ def position_blind_ceiling(tokens: torch.Tensor) -> float:
     return hits / tokens.numel() if tokens.numel() else 0.0
 
 
-def judge_reverse(case: Case, outputs: dict | None, want: dict | None = None) -> str | None:
+def judge_reverse(case: Case, outputs: dict | None, want: dict | None = None) -> tuple[str, str] | None:
+    """(id, message) unless the Reverser learned the task: the harness computed the predictions before and
+    after the student's training loop from the same forward (``head(encoder(tokens))``)."""
     test = case.inputs["test"]
-    if not outputs or "predicted" not in outputs or outputs["predicted"].shape != tuple(test.shape):
-        return "no predictions of the right shape came back."
+    if not outputs or any(k not in outputs or outputs[k].shape != tuple(test.shape) for k in ("predicted", "untrained")):
+        return "wrong_result", "no predictions of the right shape came back."
     losses = outputs.get("losses", np.zeros(0))
-    if losses.size and not np.all(np.isfinite(losses)):
-        return "the training loss became NaN or inf."
-    accuracy = float((outputs["predicted"] == test.flip(1).numpy()).mean())
+    if not np.all(np.isfinite(losses)):
+        return "not_finite", "the losses train_reverser returns contain NaN or inf."
+    right = test.flip(1).numpy()
+    accuracy = float((outputs["predicted"] == right).mean())
+    before = float((outputs["untrained"] == right).mean())
     ceiling = float((want or expected(case))["ceiling"])
     vocab = case.kwargs["model"]["vocab_size"]
-    blind = _blind_before_training(test, outputs, ceiling)
-    if blind is not None:
-        return blind
-    if accuracy >= ceiling + REVERSE_MARGIN:
-        return _loss_fell(outputs["losses"], vocab)
-    return (f"after training, your Reverser gets {accuracy:.0%} of the reversed tokens right; a model blind to "
-            f"positions can reach {ceiling:.0%}, the part asks for {ceiling + REVERSE_MARGIN:.0%}. Does forward "
-            "return head(encoder(tokens)) as logits (B, T, vocab_size), without a softmax or a causal mask?")
-
-
-def _blind_before_training(test: torch.Tensor, outputs: dict, ceiling: float) -> str | None:
-    """A model that learns the task starts blind: before training it does no better than a model blind
-    to positions. Else the answer was not learned."""
-    untrained = outputs.get("untrained")
-    if untrained is None or untrained.shape != tuple(test.shape):
-        return "the model made no predictions before training."
-    before = float((untrained == test.flip(1).numpy()).mean())
     if before >= ceiling:
-        return (f"before any training your Reverser already gets {before:.0%} of the reversed tokens right: the "
-                "answer must be learned by the encoder and the head, not built from the input tokens.")
+        return "reverse_answer_built_in", (f"before any training your Reverser already gets {before:.0%} of the "
+                                           "reversed tokens right: the answer must be learned.")
+    if accuracy < ceiling + REVERSE_MARGIN:
+        fell = _loss_fell(losses, vocab, case.kwargs.get("steps"))
+        if fell is not None:
+            return "reverse_loss_not_falling", fell
+        return "reverse_not_learned", (f"after training, head(encoder(tokens)) gets {accuracy:.0%} of the reversed "
+                                       f"tokens right; a model blind to positions can reach {ceiling:.0%}, the part "
+                                       f"asks for {ceiling + REVERSE_MARGIN:.0%}. Look at what your loss compares and "
+                                       "at the logits your forward returns.")
+    fell = _loss_fell(losses, vocab, case.kwargs.get("steps"))
+    if fell is not None:
+        return "reverse_loss_not_falling", fell
+    reported = outputs.get("reported")
+    if reported is None or reported.shape != () or abs(float(reported) - accuracy) > 1e-6:
+        got = "nothing" if reported is None or reported.shape != () else f"{float(reported):.4f}"
+        return "reverse_accuracy_wrong", (f"your reverse_accuracy says {got} for the held-out sequences, where "
+                                          f"{accuracy:.4f} of their reversed tokens are predicted; look at what it "
+                                          "compares the predictions with.")
     return None
 
 
-def _loss_fell(losses: np.ndarray, vocab: int) -> str | None:
-    """A model that learned starts at about chance, ln(vocab_size), and its loss falls."""
-    if losses.size >= 10 and losses[0] >= 0.5 * np.log(vocab) and losses[-5:].mean() <= 0.8 * losses[0]:
+def _loss_fell(losses: np.ndarray, vocab: int, steps: int | None) -> str | None:
+    """A model that learns starts at about chance, ln(vocab_size), and its loss falls."""
+    if (losses.ndim == 1 and losses.size >= 10 and (steps is None or losses.size == steps)
+            and losses[0] >= 0.5 * np.log(vocab) and losses[-5:].mean() <= 0.8 * losses[0]):
         return None
+    if losses.ndim != 1 or (steps is not None and losses.size != steps):
+        return (f"train_reverser returned {losses.size} losses for {steps} batches; it returns one loss (a float) "
+                "per optimiser step.")
     first, last = (float(losses[0]), float(losses[-5:].mean())) if losses.size else (0.0, 0.0)
-    return (f"the training loss does not fall from chance as a model that learns does (first {first:.2f}, "
-            f"last {last:.2f}; chance is ln(vocab_size) = {np.log(vocab):.2f}).")
+    return (f"the losses train_reverser returns do not fall from chance as a model's that learns do (first "
+            f"{first:.2f}, last {last:.2f}; chance is ln(vocab_size) = {np.log(vocab):.2f}); look at the loss and at "
+            "the optimiser's calls in your loop.")
+
+
+_REVERSE_HIDDEN = {
+    "wrong_result": "no predictions of the right shape came back.",
+    "not_finite": "the losses contain NaN or inf.",
+    "reverse_answer_built_in": "before any training the Reverser already predicts the reversed tokens: the answer "
+                               "must be learned.",
+    "reverse_not_learned": "after training the Reverser does not beat the position-blind ceiling by the margin.",
+    "reverse_loss_not_falling": "the losses train_reverser returns do not fall from chance.",
+    "reverse_accuracy_wrong": "reverse_accuracy does not give the share of reversed tokens predicted.",
+}
 
 
 def hide_inputs(text: str) -> str:
@@ -206,37 +299,44 @@ def hide_inputs(text: str) -> str:
     return re.sub(r"\b(size|sizes|dimension|dim|index|length|shape)\s+-?\d+", r"\1 ...", text)
 
 
-_BUILTIN_ERRORS = {name for name, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)}
+def judge(case: Case, outputs: dict | None, error: str | None = None, want: dict | None = None) -> Verdict | None:
+    """None when ``outputs`` (from :func:`harness.run_case`) are right, else the :class:`Verdict`.
 
-
-def hidden_error(error: str) -> str:
-    """What a hidden case's error may tell: the kind of exception, never its text (a message that
-    formats its inputs would show the hidden case). Only Python's own exception names pass; the part
-    process's text is not trusted."""
-    if not error.startswith("raised "):
-        return "returned something the part's contract does not allow (its visible cases say what)."
-    name = re.match(r"raised (\w+)", error)
-    kind = name.group(1) if name and name.group(1) in _BUILTIN_ERRORS else "an exception"
-    return f"raised {kind} (the text of an error on a hidden case is not shown)."
+    ``error``: what the harness reported instead of outputs (``"raised <Type>: <text>"``, or a contract
+    message). ``want``: ``expected(case)`` if the caller keeps it (it does not depend on the submission).
+    On a hidden case every message is one fixed text per kind of failure (:data:`HIDDEN_MESSAGES`): no
+    number, no exception name, nothing the part's outputs choose but the kind."""
+    if error is not None:
+        if error.startswith("raised NotImplementedError"):
+            return _verdict(case, "not_done", "not done yet.")
+        return _verdict(case, "raised" if error.startswith("raised ") else "wrong_result", error)
+    if case.part == "reverse_task":
+        found = judge_reverse(case, outputs, want)
+        if found is None:
+            return None
+        mistake, message = found
+        return Verdict(case.part, mistake, f"{case.label}: {_REVERSE_HIDDEN[mistake] if case.hidden else message}",
+                       section_of(mistake), case.family, case.hidden)
+    want = expected(case) if want is None else want
+    found = _form(case, outputs, want)
+    if found is None and outputs.get("input_changed") is not None and float(outputs["input_changed"]) != 0:
+        found = "input_modified", ("the call changed its input tensor in place: after it, the caller's tensor "
+                                   "holds other values; look at the lines that add to the tensor you were given.")
+    if found is None and case.training:
+        found = dropout.judge(case, outputs, hidden=case.hidden)
+        return None if found is None else _verdict(case, *found)
+    if found is None:
+        outputs = _either_way(case, outputs, want)
+        if _close(case, outputs, want):
+            return None
+        found = (_name_the_mistake(case, outputs, want)
+                 or ("weights" in want and _weights(case, outputs["weights"]))
+                 or _generic(case, outputs, want))
+    return _verdict(case, *found)
 
 
 def judge_case(case: Case, outputs: dict | None, error: str | None = None, want: dict | None = None) -> str | None:
-    """None when ``outputs`` (from :func:`harness.run_case`) are right, else a message for the student.
-
-    ``want``: ``expected(case)`` if the caller keeps it (it does not depend on the submission).
-    """
-    head = f"{case.label}: "
-    if error is not None:
-        return head + (hidden_error(error) if case.hidden else error)
-    if case.part == "reverse_task":
-        message = judge_reverse(case, outputs, want)
-        return None if message is None else head + message
-    want = expected(case) if want is None else want
-    message = _form(case, outputs, want)
-    if message is None and _close(case, outputs, want):
-        return None
-    if message is None:
-        message = (_name_the_mistake(case, outputs, want)
-                   or ("weights" in want and _weights(case, outputs["weights"]))
-                   or _generic(case, outputs, want))
-    return head + message
+    """None when ``outputs`` are right, else the message of :func:`judge`'s verdict (for callers that keep
+    text only)."""
+    verdict = judge(case, outputs, error, want)
+    return None if verdict is None else verdict.message

@@ -11,15 +11,15 @@ judge uses them only to *name* a student's bug ("the heads are split the wrong w
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..attention import MultiHeadAttention, scaled_dot_product_attention
+from ..attention import MultiHeadAttention
 from ..encoder import Encoder, EncoderLayer
 from ..errors import broadcast_shape
-from ..feed_forward import PositionwiseFeedForward
 from ..positional import sinusoidal_positional_encoding
 from .harness import Case
 from .reference import _FIRST
@@ -194,40 +194,9 @@ def _scaled_by_d_model(m: MultiHeadAttention) -> None:
     m.w_q = nn.Sequential(m.w_q, _Call(lambda y: y * math.sqrt(m.d_k / m.d_model)))
 
 
-def _weights_after_dropout(sdpa):
-    """The weights returned after dropout: the same mask as the one that multiplied v (the random state
-    is put back, then the same F.dropout call runs on the same tensor)."""
-    def attend(q, k, v, attn_mask=None, dropout_p=0.0):
-        if dropout_p == 0.0:
-            raise LookupError("only in training mode with dropout > 0")
-        state = torch.get_rng_state()
-        out, w = sdpa(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p)
-        torch.set_rng_state(state)
-        return out, F.dropout(w, p=dropout_p)
-    return attend
 
 
-def _training_only(patch):
-    """``patch`` for a case in training mode with dropout > 0 (elsewhere dropout does nothing)."""
-    def checked(m: nn.Module) -> None:
-        rates = [x.p if isinstance(x, nn.Dropout) else x.dropout for x in m.modules()
-                 if isinstance(x, (nn.Dropout, MultiHeadAttention))]
-        if not m.training or not any(p > 0 for p in rates):
-            raise LookupError("only in training mode with dropout > 0")
-        patch(m)
-    return checked
 
-
-def _mha_dropout_on_output(m: MultiHeadAttention) -> None:
-    m.w_o, m.dropout = nn.Sequential(m.w_o, nn.Dropout(m.dropout)), 0.0
-
-
-def _ffn_dropout_after_linear2(m: PositionwiseFeedForward) -> None:
-    m.linear2, m.dropout = nn.Sequential(m.linear2, nn.Dropout(m.dropout.p)), nn.Identity()
-
-
-def _encoder_dropout_before_positions(m: Encoder) -> None:
-    m.embedding, m.dropout = nn.Sequential(m.embedding, nn.Dropout(m.dropout.p)), nn.Identity()
 
 
 def _pre_ln(patch):
@@ -248,117 +217,303 @@ def _residual_from_norm(layer: EncoderLayer) -> None:
         setattr(layer, f"dropout{i}", _Call(lambda y, i=i, drop=drop, norm=norm: drop(y) + norm(seen[i]) - seen[i]))
 
 
-SPLIT_MESSAGE = ("the heads are split the wrong way: head i must take features [i*d_k, (i+1)*d_k) of every "
-                 "position; look at the order of the axes in your split (and in the merge before w_o).")
-CAUSAL = "a causal mask is applied: in an encoder every token attends in both directions."
+# ------------------------------------------------------------------ the named mistakes
 
-#: the usual mistakes of each part: (how to make it from the reference, what to tell the student)
+@dataclass(frozen=True, eq=False)
+class Mistake:
+    """One named mistake: a stable ``id`` (what the class report counts; never reworded), how to make it
+    from the reference (``how``: keyword arguments of :func:`reference_outputs`), and the three rungs of
+    its hint: ``symptom`` (rung 1, what the failed check says: what looks wrong and where to look, not the
+    fix), ``section`` (rung 2, the lecture section that teaches it) and ``rule`` (rung 3, the formula or
+    invariant). None of them is solution code."""
+
+    id: str
+    how: dict
+    symptom: str
+    section: str
+    rule: str
+
+
+#: lecture sections (notebooks/NN_*.ipynb, "## N. ..." headings): rung 2 of the hints, and the class report's
+#: "the lecture section that teaches it"
+SECTIONS = {
+    "qkv": "02 §1 Queries, keys, values",
+    "sdpa": "02 §3 Scaled dot-product attention, step by step",
+    "scaling": "02 §4 Why divide by √d_k?",
+    "heads": "02 §5 Multi-head attention",
+    "causal": "02 §7 Masks: bidirectional against causal",
+    "ffn": "03 §1 The position-wise feed-forward network",
+    "gelu": "03 §2 ReLU against GELU",
+    "residual": "03 §3 Residual connections",
+    "layernorm": "03 §4 LayerNorm against BatchNorm",
+    "dropout": "03 §5 Dropout: where the paper puts it, and training against evaluation",
+    "pre_post": "03 §6 Post-LN against pre-LN",
+    "embedding": "04 §2 An embedding is a table look-up",
+    "sqrt_d_model": "04 §3 Why multiply by √d_model?",
+    "logits": "04 §4 The output side: logits, softmax, temperature",
+    "order": "05 §1 Why: self-attention does not see order",
+    "table": "05 §2 The sinusoidal table",
+    "added": "05 §4 Added, not concatenated",
+    "padding": "06 §2 Padding to a rectangle",
+    "padded_attention": "06 §3 Attention with padding",
+    "conventions": "06 §7 Mask conventions",
+    "cost": "01 §3 What it costs",
+    "encoder_stack": "01 §4 The encoder stack",
+}
+S = SECTIONS
+
+_PE_RULE = "PE[pos, 2i] = sin (pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos (pos / 10000^(2i/d_model))"
+_SCALE_RULE = "softmax (q kᵀ / √d_k) v, with d_k the last size of q (for a head: d_model / num_heads)"
+_AXIS_RULE = "each query's weights are a distribution over the keys: weights.sum(-1) == 1"
+_MASK_RULE = ("attn_mask True = may attend (F.scaled_dot_product_attention); key_padding_mask True = padding, "
+              "never attended (nn.MultiheadAttention): the two are opposites")
+_SPLIT_RULE = ("head i reads features [i·d_k, (i+1)·d_k) of every position; its tensors are (B, num_heads, T, d_k), "
+               "and the merge puts each position's heads back side by side, in order")
+_CAUSAL_RULE = "an encoder is bidirectional: every query may attend to every key that is not padding"
+_RESIDUAL_RULE = "post-LN: x ← norm(x + dropout(f(x))); pre-LN: x ← x + dropout(f(norm(x)))"
+_DROPOUT_RULE = ("in training, dropout(y) zeroes each entry with probability p and multiplies the others by "
+                 "1/(1-p); in eval mode it is the identity")
+
+_SPLIT = ("the heads do not line up with the features: at position 0 your output can agree with the reference "
+          "while at the later positions it does not; look at the line that splits (B, T, d_model) into heads, "
+          "and the one that merges them before w_o.")
+_CAUSAL = ("queries get zero weight on keys that come after them although the mask allows those keys; look at "
+           "which mask reaches the softmax.")
+
+#: the usual mistakes of each part
 MISTAKES = {
     "positional_encoding": [
-        (dict(patch=_pe("swapped")), "sin and cos are swapped: even features (2i) take sin, odd features (2i+1) take cos."),
-        (dict(patch=_pe("halves")), "the sines and cosines are in two halves; the contract interleaves them "
-                                    "(column 2i is sin, column 2i+1 is cos of the same frequency)."),
-        (dict(patch=_pe("i_not_2i")), "the exponent uses i/d_model where the paper has 2i/d_model "
-                                      "(columns 2i and 2i+1 share the frequency 1 / 10000^(2i/d_model))."),
-        (dict(patch=_pe("per_feature")), "each column gets its own frequency; columns 2i and 2i+1 must share "
-                                         "1 / 10000^(2i/d_model)."),
-        (dict(patch=_pe("zeros")), "the table is all zeros."),
+        Mistake("pe_sin_cos_swapped", dict(patch=_pe("swapped")),
+                "column 0 of the table is 1 at position 0 where it should be 0; look at which column gets which "
+                "function.", S["table"], _PE_RULE),
+        Mistake("pe_halves", dict(patch=_pe("halves")),
+                "the columns are in another order than the reference's: look at where the sines and the cosines "
+                "are written (which columns).", S["table"], _PE_RULE + " (columns interleaved)"),
+        Mistake("pe_exponent_i", dict(patch=_pe("i_not_2i")),
+                "the frequencies fall too slowly along the columns; look at the exponent of 10000.", S["table"],
+                _PE_RULE),
+        Mistake("pe_frequency_per_column", dict(patch=_pe("per_feature")),
+                "columns 2i and 2i+1 do not oscillate at the same frequency; look at how the frequency of a "
+                "column is computed.", S["table"], _PE_RULE + " (2i and 2i+1 share one frequency)"),
+        Mistake("pe_zeros", dict(patch=_pe("zeros")),
+                "the table is all zeros; look at what is written into it.", S["table"], _PE_RULE),
     ],
     "attention": [
-        (dict(attention=_scale_queries(math.sqrt)), "the scores are not scaled by 1/sqrt(d_k) before the softmax."),
-        (dict(attention=_scale_queries(lambda d: 1 / math.sqrt(d))), "the scores are divided by d_k; the formula divides "
-                                                                      "by sqrt(d_k)."),
-        (dict(attention=_over_queries), "the softmax runs over the queries (dim -2); each query's weights over the keys "
-                                        "(dim -1) must sum to 1."),
-        (dict(attention=_with_mask(_inverted_mask)), "the mask is inverted: attn_mask True means *may attend* "
-                                    "(the F.scaled_dot_product_attention convention)."),
-        (dict(attention=_with_mask(_causal_mask)), "a causal mask is applied: attention here sees every key the mask allows, in both "
-                                  "directions."),
+        Mistake("attention_unscaled", dict(attention=_scale_queries(math.sqrt)),
+                "the weights are more peaked than the reference's (rows closer to one-hot), most on the case "
+                "with a large d_k; look at the line that computes the scores.", S["scaling"], _SCALE_RULE),
+        Mistake("attention_scaled_by_d_k", dict(attention=_scale_queries(lambda d: 1 / math.sqrt(d))),
+                "the weights are flatter than the reference's (closer to uniform); look at the line that "
+                "computes the scores.", S["scaling"], _SCALE_RULE),
+        Mistake("softmax_wrong_axis", dict(attention=_over_queries),
+                "the weights of a query do not sum to 1 over the keys; look at the softmax line.", S["sdpa"],
+                _AXIS_RULE),
+        Mistake("attn_mask_inverted", dict(attention=_with_mask(_inverted_mask)),
+                "keys the mask allows get weight 0 and keys it forbids get weight; look at how the mask fills "
+                "the scores.", S["conventions"], _MASK_RULE),
+        Mistake("causal_mask", dict(attention=_with_mask(_causal_mask)), _CAUSAL, S["causal"], _CAUSAL_RULE),
     ],
     "multi_head_attention": [
-        *[(dict(patch=_split(kind, both)), SPLIT_MESSAGE) for kind in ("dk_h", "view") for both in (False, True)],
-        (dict(patch=_set(w_o=nn.Identity)), "the output projection w_o is not applied to the concatenated heads."),
-        (dict(attention=_scale_queries(math.sqrt)), "the scores are not scaled by 1/sqrt(d_k)."),
-        (dict(patch=_scaled_by_d_model), "the scores are scaled by 1/sqrt(d_model); each head scales by 1/sqrt(d_k), d_k = d_model // num_heads."),
-        (dict(attention=_with_mask(_inverted_mask)), "the padding mask is inverted: key_padding_mask True means "
-                                                     "*padding, ignore* "
-                                       "(nn.MultiheadAttention's convention), the opposite of attn_mask."),
-        (dict(masks=_masks("ignore")), "key_padding_mask is ignored: padded keys must get zero weight."),
-        (dict(attention=_with_mask(_causal_mask)), CAUSAL),
-        (dict(attention=_over_queries), "the softmax runs over the queries (dim -2) instead of the keys (dim -1)."),
-        (dict(attention=_weights_after_dropout), "in training mode (dropout > 0) the weights you return are the ones "
-                                                 "after dropout, so their rows no longer sum to 1; the part returns the "
-                                                 "weights before dropout."),
-        (dict(patch=_training_only(_set(dropout=0.0))), "in training mode (dropout > 0) no dropout acts on the "
-                                                        "attention weights."),
-        (dict(patch=_training_only(_mha_dropout_on_output)), "in training mode dropout acts on the output; the part "
-                                                             "drops the attention weights, before they multiply v."),
+        *[Mistake("heads_split_wrong", dict(patch=_split(kind, both)), _SPLIT, S["heads"], _SPLIT_RULE)
+          for kind in ("dk_h", "view") for both in (False, True)],
+        Mistake("no_output_projection", dict(patch=_set(w_o=nn.Identity)),
+                "the weights are right but 'out' is not: look at what happens to the heads after they are "
+                "merged.", S["heads"], "MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O"),
+        Mistake("attention_unscaled", dict(attention=_scale_queries(math.sqrt)),
+                "the weights are more peaked than the reference's; look at the line that computes the scores.",
+                S["scaling"], _SCALE_RULE),
+        Mistake("scaled_by_d_model", dict(patch=_scaled_by_d_model),
+                "the weights are flatter than the reference's whenever num_heads > 1 (with one head they "
+                "agree); look at the number the scores are divided by.", S["scaling"], _SCALE_RULE),
+        Mistake("padding_mask_inverted", dict(attention=_with_mask(_inverted_mask)),
+                "padded keys get weight and real keys get none; look at how key_padding_mask becomes the mask "
+                "of the scores.", S["conventions"], _MASK_RULE),
+        Mistake("padding_mask_ignored", dict(masks=_masks("ignore")),
+                "padded keys get weight; look at where key_padding_mask is used.", S["padded_attention"],
+                _MASK_RULE),
+        Mistake("causal_mask", dict(attention=_with_mask(_causal_mask)), _CAUSAL, S["causal"], _CAUSAL_RULE),
+        Mistake("softmax_wrong_axis", dict(attention=_over_queries),
+                "the weights of a query do not sum to 1 over the keys; look at the softmax line.", S["sdpa"],
+                _AXIS_RULE),
     ],
     "feed_forward": [
-        (dict(patch=_set(activation=lambda x: x)), "the ReLU between linear1 and linear2 is missing."),
-        (dict(patch=_set(activation=F.gelu)), "the activation is GELU; the contract (and the paper) uses ReLU."),
-        (dict(patch=lambda m: _set(activation=lambda x: x, linear2=nn.Sequential(m.linear2, nn.ReLU()))(m)),
-         "the ReLU comes after linear2; it belongs between linear1 and linear2."),
-        (dict(patch=_training_only(_set(dropout=nn.Identity))), "in training mode (dropout > 0) no dropout acts "
-                                                                "between the ReLU and linear2."),
-        (dict(patch=_training_only(_ffn_dropout_after_linear2)), "in training mode dropout acts on linear2's output; "
-                                                                 "the part drops the hidden layer, between the ReLU and "
-                                                                 "linear2."),
+        Mistake("ffn_no_relu", dict(patch=_set(activation=lambda x: x)),
+                "the output is an affine function of x (negative hidden values get through); look at what "
+                "happens between linear1 and linear2.", S["ffn"], "FFN(x) = max(0, x W1 + b1) W2 + b2"),
+        Mistake("ffn_gelu", dict(patch=_set(activation=F.gelu)),
+                "the output is close to the reference's but not equal, most where hidden values are near 0; "
+                "look at the activation.", S["gelu"], "FFN(x) = max(0, x W1 + b1) W2 + b2"),
+        Mistake("ffn_relu_after_linear2",
+                dict(patch=lambda m: _set(activation=lambda x: x, linear2=nn.Sequential(m.linear2, nn.ReLU()))(m)),
+                "the output has no negative entries; look at where the activation sits.", S["ffn"],
+                "FFN(x) = max(0, x W1 + b1) W2 + b2"),
     ],
     "encoder_layer": [
-        (dict(patch=_no_residual((1, 2))), "the residual connections are missing: no sublayer's input is added to its output."),
-        (dict(patch=_no_residual((1,))), "the residual connection around self-attention is missing (its input is not added to its output)."),
-        (dict(patch=_no_residual((2,))), "the residual connection around the feed-forward network is missing (its "
-                                         "input is not added to its output)."),
-        (dict(patch=_norm_inside), "the norm is applied to the sublayer's output before the residual (x + norm(f(x))); "
-                                   "post-LN is norm(x + f(x)), pre-LN is x + f(norm(x))."),
-        (dict(patch=_flip_norm_first), "norm_first is read the wrong way round: your layer is pre-LN for "
-                                       "norm_first=False and post-LN for norm_first=True."),
-        (dict(patch=_pre_ln(_residual_from_norm)), "pre-LN (norm_first=True): the residual adds the normalized x; "
-                                                   "only the sublayer's input is normalized, the residual stream "
-                                                   "carries x itself."),
-        (dict(patch=_pre_ln(_set(norm1=nn.Identity, norm2=nn.Identity))), "pre-LN (norm_first=True): neither "
-                                                                          "sublayer reads a normalized input."),
-        (dict(patch=_pre_ln(_set(norm1=nn.Identity))), "pre-LN (norm_first=True): self-attention reads x itself, "
-                                                       "not norm1(x)."),
-        (dict(patch=_pre_ln(_set(norm2=nn.Identity))), "pre-LN (norm_first=True): the feed-forward network reads x "
-                                                       "itself, not norm2(x)."),
-        (dict(masks=_masks("ignore")), "key_padding_mask is not passed to self-attention."),
-        (dict(masks=_masks("invert")), "the padding mask reaches attention inverted (True must mean padding)."),
-        (dict(masks=_masks("causal")), CAUSAL),
-        (dict(patch=_training_only(_set(dropout1=nn.Identity, dropout2=nn.Identity))),
-         "in training mode (dropout > 0) neither sublayer's output is dropped (dropout1, dropout2) before the "
-         "residual sum."),
-        (dict(patch=_training_only(_set(dropout1=nn.Identity))), "in training mode the self-attention output is not "
-                                                                 "dropped (dropout1) before the residual sum."),
-        (dict(patch=_training_only(_set(dropout2=nn.Identity))), "in training mode the feed-forward output is not "
-                                                                 "dropped (dropout2) before the residual sum."),
+        Mistake("no_residual", dict(patch=_no_residual((1, 2))),
+                "the output does not depend on x beyond what the sublayers see; look at the lines that combine "
+                "each sublayer's output with its input.", S["residual"], _RESIDUAL_RULE),
+        Mistake("no_residual_attention", dict(patch=_no_residual((1,))),
+                "after the self-attention sublayer its input is lost; look at the line that combines the "
+                "self-attention output with its input.", S["residual"], _RESIDUAL_RULE),
+        Mistake("no_residual_ffn", dict(patch=_no_residual((2,))),
+                "after the feed-forward sublayer its input is lost; look at the line that combines the "
+                "feed-forward output with its input.", S["residual"], _RESIDUAL_RULE),
+        Mistake("norm_inside_residual", dict(patch=_norm_inside),
+                "the output is not normalized where the reference's is; look at what each norm is applied "
+                "to.", S["pre_post"], _RESIDUAL_RULE),
+        Mistake("norm_first_inverted", dict(patch=_flip_norm_first),
+                "the post-LN cases give the pre-LN answer and the pre-LN cases the post-LN one; look at the "
+                "test of norm_first.", S["pre_post"], _RESIDUAL_RULE),
+        Mistake("pre_ln_residual_normalized", dict(patch=_pre_ln(_residual_from_norm)),
+                "pre-LN case: the residual stream is normalized where it should not be; look at which tensor "
+                "each residual sum adds.", S["pre_post"], _RESIDUAL_RULE),
+        Mistake("pre_ln_no_norm", dict(patch=_pre_ln(_set(norm1=nn.Identity, norm2=nn.Identity))),
+                "pre-LN case: the output does not depend on norm1's and norm2's weights; look at what each "
+                "sublayer reads.", S["pre_post"], _RESIDUAL_RULE),
+        Mistake("pre_ln_no_norm1", dict(patch=_pre_ln(_set(norm1=nn.Identity))),
+                "pre-LN case: the output does not depend on norm1's weights; look at what self-attention "
+                "reads.", S["pre_post"], _RESIDUAL_RULE),
+        Mistake("pre_ln_no_norm2", dict(patch=_pre_ln(_set(norm2=nn.Identity))),
+                "pre-LN case: the output does not depend on norm2's weights; look at what the feed-forward "
+                "network reads.", S["pre_post"], _RESIDUAL_RULE),
+        Mistake("padding_mask_ignored", dict(masks=_masks("ignore")),
+                "case with padding: the real positions' outputs change with the padded tokens; look at what "
+                "self-attention is given.", S["padded_attention"], _MASK_RULE),
+        Mistake("padding_mask_inverted", dict(masks=_masks("invert")),
+                "case with padding: the real positions attend only to padding; look at the mask that reaches "
+                "self-attention.", S["conventions"], _MASK_RULE),
+        Mistake("causal_mask", dict(masks=_masks("causal")), _CAUSAL, S["causal"], _CAUSAL_RULE),
     ],
     "encoder": [
-        (dict(patch=_unscaled_embedding), "the embeddings are not multiplied by sqrt(d_model) before adding the positions."),
-        (dict(patch=lambda m: m.pe.zero_()), "the positional encoding is not added."),
-        (dict(patch=lambda m: setattr(m, "pe", _pe("swapped")(m.pe))), "the positional table has sin and cos swapped."),
-        (dict(masks=_masks("id_0")), "the padding is taken from token id 0, not from pad_id (pad_id is not 0 here)."),
-        (dict(masks=_masks("ignore")), "padding is not masked when no key_padding_mask is given (the padding is "
-                                       "then where tokens == pad_id)."),
-        (dict(masks=_masks("invert")), "the padding mask is inverted (True must mean padding)."),
-        (dict(masks=_masks("causal")), CAUSAL),
-        (dict(patch=_only_pre_ln(_set(final_norm=nn.Identity))), "final_norm is missing: with norm_first=True the output "
-                                                                 "goes through a LayerNorm."),
-        (dict(patch=_only_pre_ln(_flip_norm_first)), "norm_first is not passed on to the layers (or is inverted)."),
-        (dict(patch=_training_only(_set(dropout=nn.Identity))), "in training mode (dropout > 0) the sum embedding * "
-                                                                "sqrt(d_model) + positions is not dropped out."),
-        (dict(patch=_training_only(_encoder_dropout_before_positions)), "in training mode dropout acts on the "
-                                                                        "embeddings before the positions are added; the "
-                                                                        "part drops their sum."),
+        Mistake("embedding_unscaled", dict(patch=_unscaled_embedding),
+                "the token part of the first layer's input is smaller than the reference's, by a factor that "
+                "grows with d_model; look at the line that builds x from the embedding and the table.",
+                S["sqrt_d_model"], "x = embedding(tokens) · √d_model + PE[:T]"),
+        Mistake("no_positions", dict(patch=lambda m: m.pe.zero_()),
+                "a token gets the same output wherever it stands; look at the line that builds x.", S["added"],
+                "x = embedding(tokens) · √d_model + PE[:T]"),
+        Mistake("pe_sin_cos_swapped", dict(patch=lambda m: setattr(m, "pe", _pe("swapped")(m.pe))),
+                "the positions differ from the table's; look at the table your Encoder adds.", S["table"], _PE_RULE),
+        Mistake("pad_id_hard_coded", dict(masks=_masks("id_0")),
+                "case with pad_id != 0: the real token 0 is treated as padding and the padding is not; look at "
+                "how the padding mask is made when none is given.", S["padding"],
+                "without a key_padding_mask, padding is where tokens == pad_id"),
+        Mistake("padding_mask_ignored", dict(masks=_masks("ignore")),
+                "case without a key_padding_mask: the padded tokens change the real positions' outputs; look at "
+                "what mask the layers get when none is given.", S["padding"],
+                "without a key_padding_mask, padding is where tokens == pad_id"),
+        Mistake("padding_mask_inverted", dict(masks=_masks("invert")),
+                "case with padding: the real positions attend only to padding; look at the mask the layers "
+                "get.", S["conventions"], _MASK_RULE),
+        Mistake("causal_mask", dict(masks=_masks("causal")), _CAUSAL, S["causal"], _CAUSAL_RULE),
+        Mistake("no_final_norm", dict(patch=_only_pre_ln(_set(final_norm=nn.Identity))),
+                "pre-LN case: the output is not normalized; look at what comes after the last layer.",
+                S["pre_post"], "pre-LN: the last residual stream goes through final_norm, a LayerNorm"),
+        Mistake("norm_first_not_passed", dict(patch=_only_pre_ln(_flip_norm_first)),
+                "pre-LN case: the layers behave as post-LN; look at how the layers are built.", S["pre_post"],
+                "every layer gets the Encoder's norm_first"),
     ],
     "parameter_count": [
-        (dict(patch=lambda name: name.endswith("bias")), "the biases are not counted (every nn.Linear and LayerNorm has one)."),
-        (dict(patch=lambda name: "norm" in name), "the LayerNorms' parameters are not counted (a weight and a bias of "
-                                                  "d_model each)."),
-        (dict(patch=lambda name: name.startswith("final_norm")), "final_norm (a LayerNorm, only with norm_first=True) "
-                                                                 "is not counted."),
-        (dict(patch=lambda name: name.startswith("embedding")), "the embedding table (vocab_size x d_model) is not counted."),
+        Mistake("count_no_biases", dict(patch=lambda name: name.endswith("bias")),
+                "your count is short, by an amount that grows with num_layers and with d_ff; look at which "
+                "parameters of each nn.Linear and LayerNorm you count.", S["cost"],
+                "nn.Linear(n_in, n_out): n_in·n_out + n_out; nn.LayerNorm(d): 2d"),
+        Mistake("count_no_layer_norms", dict(patch=lambda name: "norm" in name),
+                "your count is short by 4·d_model per layer and, in pre-LN, 2·d_model more: look at what you "
+                "count for the LayerNorms.", S["layernorm"],
+                "per layer: 4(d_model² + d_model) + (2·d_model·d_ff + d_ff + d_model) + 2·(2·d_model)"),
+        # the layers' LayerNorms and the attention projections' biases are both 4·d_model per layer: no size
+        # tells them apart, so the id and the message name both
+        Mistake("count_attention_biases_or_layer_norms",
+                dict(patch=lambda name: "self_attn" in name and name.endswith("bias")),
+                "your count is short by exactly 4·d_model per layer; two different omissions have that size: "
+                "look at what you count for the biases of the four attention projections and for the two "
+                "LayerNorms of a layer.", S["heads"],
+                "per layer: 4(d_model² + d_model) + (2·d_model·d_ff + d_ff + d_model) + 2·(2·d_model)"),
+        Mistake("count_final_norm", dict(patch=lambda name: name.startswith("final_norm")),
+                "pre-LN case: your count is 2·d_model short; look at what pre-LN adds after the layers.",
+                S["pre_post"], "final_norm is a LayerNorm (2·d_model) only for norm_first=True"),
+        Mistake("count_no_embedding", dict(patch=lambda name: name.startswith("embedding")),
+                "your count is short by an amount that grows with vocab_size; look at the embedding.",
+                S["embedding"], "the embedding is a vocab_size × d_model table"),
     ],
     "reverse_task": [],
 }
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A kind of failure that is not one named mistake (a crash, a wrong shape, values that differ):
+    the same three rungs as :class:`Mistake`."""
+
+    id: str
+    section: str | None
+    rule: str | None
+
+
+#: every failure kind a verdict may carry besides the named mistakes (the judge's own, the notebook's checks',
+#: and those the sandboxed grader reports: see course_lib.grading's docstring)
+FAILURES = {f.id: f for f in [
+    Failure("not_done", None, None),
+    Failure("raised", None, "the visible cases run the same code on the same families: run them and read the error"),
+    Failure("wrong_result", None, "the part's contract (names, types, shapes) is in the docstring of its cell"),
+    Failure("wrong_shape", None, "the shapes are in the Shape: section of the cell's docstring"),
+    Failure("not_finite", S["padded_attention"], "a masked score is a very negative finite number; "
+            "exp of a large score overflows unless the largest score of the row is subtracted first"),
+    Failure("overflow", S["sdpa"], "softmax (s) = softmax (s - max(s)): subtract each row's largest score before exp"),
+    Failure("rows_not_normalized", S["sdpa"], _AXIS_RULE),
+    Failure("masked_keys_weighted", S["conventions"], _MASK_RULE),
+    Failure("values_differ", None, None),
+    Failure("count_wrong", S["cost"], "count every nn.Linear (weight and bias), both LayerNorms of each layer, "
+            "the embedding, and final_norm only for pre-LN"),
+    Failure("input_modified", S["residual"], "a sublayer adds to the residual stream in a new tensor (x = x + ...): "
+            "an in-place x += ... changes the caller's tensor and breaks backward"),
+    Failure("dropout_missing", S["dropout"], _DROPOUT_RULE),
+    Failure("dropout_misplaced", S["dropout"], _DROPOUT_RULE),
+    Failure("dropout_wrong_rate", S["dropout"], _DROPOUT_RULE),
+    Failure("dropout_not_scaled", S["dropout"], _DROPOUT_RULE),
+    Failure("dropout_in_eval", S["dropout"], _DROPOUT_RULE),
+    Failure("weights_after_dropout", S["dropout"], "the weights returned are those before dropout: each row sums "
+            "to 1; only the copy that multiplies v is dropped"),
+    Failure("reverse_not_learned", S["order"], "only the positional table tells the model where a token stands; "
+            "train on cross_entropy of the logits of every position against the reversed tokens"),
+    Failure("reverse_answer_built_in", S["order"], "the answer must be learned: before training the model is "
+            "blind to the task"),
+    Failure("reverse_loss_not_falling", S["logits"], "the loss starts near ln(vocab_size) and falls; the head "
+            "returns logits (no softmax) and every step calls zero_grad, backward and step"),
+    Failure("reverse_accuracy_wrong", S["order"], "accuracy = the share of positions whose argmax over the "
+            "vocabulary is the reversed token, with the model in eval mode"),
+    # reported by the sandboxed grader (course_grader), never by the judge itself
+    Failure("ready_made_attention", S["sdpa"], "the exercise asks for the explicit computation"),
+    Failure("reference_used", None, "the exercise asks for your own implementation, not course_lib's"),
+    Failure("rule_broken", None, "a solution cell imports only what the notebook's rules allow"),
+    Failure("timed_out", None, None),
+    Failure("out_of_memory", None, None),
+    Failure("cell_missing", None, None),
+    Failure("cell_error", None, None),
+    Failure("results_unreadable", None, None),
+    Failure("grader_error", None, None),
+]}
+
+#: every id a verdict may carry: the named mistakes' and the failure kinds'
+IDS = sorted({m.id for ms in MISTAKES.values() for m in ms} | set(FAILURES))
+
+
+def section_of(mistake_id: str, part: str | None = None) -> str | None:
+    """The lecture section that teaches ``mistake_id`` (rung 2; ``part``'s own where the id is shared), or None."""
+    for p, ms in sorted(MISTAKES.items(), key=lambda item: item[0] != part):
+        for m in ms:
+            if m.id == mistake_id:
+                return m.section
+    f = FAILURES.get(mistake_id)
+    return f.section if f else None
+
+
+def rule_of(mistake_id: str, part: str | None = None) -> str | None:
+    """The formula or invariant behind ``mistake_id`` (rung 3), or None."""
+    for p, ms in MISTAKES.items():
+        for m in ms:
+            if m.id == mistake_id and (part is None or p == part):
+                return m.rule
+    f = FAILURES.get(mistake_id)
+    return f.rule if f else None

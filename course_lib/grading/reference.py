@@ -1,8 +1,8 @@
 """course_lib's reference on a grader's case: its answer, as it is or with one known mistake put in.
 
 :func:`reference_outputs` runs the real reference (``course_lib.attention``, ``feed_forward``,
-``encoder``, ``positional``) in float64 on a case (in float32, after the harness's seed, when the
-case runs in training mode). :mod:`course_lib.grading.mistakes` puts its perturbations in through
+``encoder``, ``positional``) in float64 and eval mode on a case (a case in training mode is judged against
+it by :mod:`.dropout`). :mod:`course_lib.grading.mistakes` puts its perturbations in through
 the ``patch``, ``attention`` and ``masks`` arguments.
 """
 
@@ -20,7 +20,7 @@ from ..attention import MultiHeadAttention, scaled_dot_product_attention
 from ..encoder import Encoder, EncoderLayer
 from ..feed_forward import PositionwiseFeedForward
 from ..positional import sinusoidal_positional_encoding
-from .harness import TRAINING_SEED, Case
+from .harness import Case
 
 
 _CLASSES = {"multi_head_attention": MultiHeadAttention, "feed_forward": PositionwiseFeedForward,
@@ -63,14 +63,11 @@ def one_thread():
 
 
 def reference_module(case: Case, patch=None) -> nn.Module:
-    """The reference module of ``case`` with the case's weights, in float64 and eval mode; for a case
-    in training mode, in float32 (dropout draws other masks for float64 tensors) and training mode."""
+    """The reference module of ``case`` with the case's weights, in float64 and eval mode (a case in
+    training mode is judged against it: :mod:`.dropout` reads the student's dropout mask back)."""
     module = _CLASSES[case.part](**case.kwargs)
     module.load_state_dict(case.state)
-    if case.training:
-        module.float().train()
-    else:
-        module.double().eval()
+    module.double().eval()
     if patch is not None:
         patch(module)
     return module
@@ -84,7 +81,7 @@ def reference_outputs(case: Case, patch=None, attention=None, masks=None) -> dic
 
 
 def _outputs(case: Case, patch, attention, masks) -> dict[str, np.ndarray]:
-    t = dict(case.inputs) if case.training else _double(case.inputs)
+    t = _double(case.inputs)
     if case.part == "positional_encoding":
         table = sinusoidal_positional_encoding(case.kwargs["max_len"], case.kwargs["d_model"]).double()
         return _np({"pe": patch(table) if patch else table})
@@ -98,8 +95,6 @@ def _outputs(case: Case, patch, attention, masks) -> dict[str, np.ndarray]:
             return _np({"out": out, "weights": w})
         module = reference_module(case, patch)
         x = t[_FIRST[case.part]]
-        if case.training:
-            torch.manual_seed(TRAINING_SEED)                    # as harness.run_case, just before the call
         if case.part == "multi_head_attention":
             out, w = module(x, t.get("key", x), t.get("value", x), **kwargs)
             return _np({"out": out, "weights": w})

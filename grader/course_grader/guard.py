@@ -139,20 +139,58 @@ def _judge_file(state: dict, event: str, args: tuple) -> str | None:
     return None
 
 
+#: the standard library's own uses of what the guard refuses a solution: ``typing`` (and
+#: ``typing_extensions``, which torch loads) read ``sys._getframe`` for a module name, ``namedtuple`` and
+#: ``dataclass`` compile and exec the methods they generate. Only the code that raised the event is judged:
+#: these events pass when it is one of these files (a solution cannot make code with their file name, as
+#: ``compile`` and ``code.__new__`` are refused), and end the part when it is the solution's own code.
+STDLIB_EVENTS = ("sys._getframe", "compile", "exec")
+STDLIB_MODULES = ("typing", "typing_extensions", "collections", "dataclasses")
+
+
+def _trusted_files() -> tuple:
+    files = []
+    for name in STDLIB_MODULES:
+        module = sys.modules.get(name)
+        if module is None:
+            try:
+                module = __import__(name)
+            except ImportError:
+                continue
+        if getattr(module, "__file__", None):
+            files.append(os.path.realpath(module.__file__))
+    return tuple(files)
+
+
 def install(torch, watched: list | None = None) -> None:
     """The audit hook (disarmed), the dispatcher kernels, the tripwires (run once, in the zygote).
     ``watched``: :func:`watched_functions`, if the interpreter this zygote was forked from found them."""
     for func in watched_functions() if watched is None else watched:
         _trip(func)
     kept = [_dispatcher_kernels(torch)]                     # their C++ handles live as long as the hook
-    state = {"armed": False, "code": None, "read_roots": (), "write_roots": (), "kept": kept}
+    state = {"armed": False, "code": None, "read_roots": (), "write_roots": (), "kept": kept, "busy": False,
+             "trusted": _trusted_files()}
+
+    def raised_by_stdlib(_getframe=sys._getframe, _realpath=os.path.realpath) -> bool:
+        """Whether the code that raised the event (the frame below the hook) is one of the trusted files."""
+        state["busy"] = True                                # the look at the frame raises events of its own
+        try:
+            return _realpath(_getframe(2).f_code.co_filename) in state["trusted"]
+        except BaseException:                               # noqa: BLE001 (no such frame: not the stdlib)
+            return False
+        finally:
+            state["busy"] = False
 
     def hook(event, args):
         if not state["armed"]:
             if event == ARM_EVENT:
                 state.update(armed=True, code=args[0], read_roots=tuple(args[1]), write_roots=tuple(args[2]))
             return
+        if state["busy"]:
+            return
         reason = _judge(state, event, args) or _judge_file(state, event, args)
+        if reason is not None and event in STDLIB_EVENTS and raised_by_stdlib():
+            return
         if reason is not None:
             tattle("the solution cell " + reason)
 

@@ -115,6 +115,23 @@ _A = {
 """, """
         h = self.encoder(tokens)
         return self.head(h)
+""", """
+    history = []
+    for batch in batches:
+        target = torch.flip(batch, dims=[1])
+        out = model(batch)
+        loss = F.cross_entropy(out.view(-1, out.size(-1)), target.view(-1))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        history.append(float(loss))
+    return history
+""", """
+    model.eval()
+    with torch.no_grad():
+        guess = torch.argmax(model(tokens), dim=-1)
+    hits = (guess == torch.flip(tokens, dims=[1])).sum().item()
+    return hits / tokens.numel()
 """],
 }
 
@@ -209,6 +226,24 @@ _B = {
         self.head = nn.Linear(d_model, vocab_size)
 """, """
         return self.head(self.encoder(tokens))
+""", """
+    def step(x):
+        logits = model(x)
+        loss = F.cross_entropy(logits.flatten(0, 1), x.flip(-1).flatten())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+    model.train()
+    return [step(x) for x in batches]
+""", """
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        right = model(tokens).argmax(-1).eq(tokens.flip(-1)).double().mean().item()
+    model.train(was_training)
+    return right
 """],
 }
 
@@ -330,6 +365,30 @@ _C = {
 """, """
         logits = self.head(self.encoder(tokens))
         return logits
+""", """
+    losses = []
+    for x in batches:
+        y = x.flip(1)
+        logits = model(x)
+        b, t, v = logits.shape
+        total = 0.0
+        for pos in range(t):
+            total = total + F.cross_entropy(logits[:, pos, :], y[:, pos])
+        loss = total / t
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+""", """
+    model.eval()
+    correct, count = 0, 0
+    with torch.no_grad():
+        predicted = model(tokens).argmax(dim=2)
+        for row, guess in zip(tokens, predicted):
+            correct += int((guess == row.flip(0)).sum())
+            count += row.numel()
+    return correct / count
 """],
 }
 

@@ -96,8 +96,69 @@ MISTAKES = [
                            "return torch.softmax(self.head(self.encoder(tokens)), dim=-1)")], {"reverse_task"}),
     ("reverser_frozen_encoder", [("sub", "reverse_task", "return self.head(self.encoder(tokens))",
                                   "return self.head(self.encoder(tokens).detach())")], {"reverse_task"}),
+    # the student's cases of issue 29: real bugs that must fail, visibly and hidden
+    ("layer_inplace_residual", [("sub", "encoder_layer", "x = x + self.dropout1(attn(self.norm1(x)))",
+                                 "x += self.dropout1(attn(self.norm1(x)))")], {"encoder_layer"}),
+    ("attn_softmax_overflow", [("sub", "attention", "weights = torch.softmax(scores, dim=-1)                                # over the keys",
+                                "e = torch.exp(scores)\n    weights = e / e.sum(dim=-1, keepdim=True)")], {"attention"}),
+    ("attn_minus_inf_fill", [("sub", "attention", "torch.finfo(scores.dtype).min", "float('-inf')")], {"attention"}),
+    ("count_no_attention_biases", [("sub", "parameter_count", "attention = 4 * (d_model * d_model + d_model)",
+                                    "attention = 4 * d_model * d_model")], {"parameter_count"}),
+    ("mha_dropout_unscaled_mask", [("sub", "multi_head_attention", "out = self.dropout(weights) @ v",
+                                    "keep = (torch.rand_like(weights) >= self.dropout.p).to(weights.dtype)\n"
+                                    "        out = (weights * keep if self.training else weights) @ v")],
+     {"multi_head_attention"}),
+    ("mha_dropout_keeps_p", [("sub", "multi_head_attention", "out = self.dropout(weights) @ v",
+                              "p = self.dropout.p\n"
+                              "        keep = (torch.rand_like(weights) < p).to(weights.dtype) / (1 - p)\n"
+                              "        out = (weights * keep if self.training else weights) @ v")],
+     {"multi_head_attention"}),
+    ("ffn_dropout_wrong_rate", [("sub", "feed_forward", "self.dropout = nn.Dropout(dropout)", "self.dropout = nn.Dropout(dropout / 4)")],
+     {"feed_forward"}),
+    ("layer_dropout_on_sum", [("sub", "encoder_layer", "x = x + self.dropout1(attn(self.norm1(x)))\n"
+                               "            x = x + self.dropout2(self.ffn(self.norm2(x)))",
+                               "x = self.dropout1(x + attn(self.norm1(x)))\n"
+                               "            x = self.dropout2(x + self.ffn(self.norm2(x)))")], {"encoder_layer"}),
+    ("train_no_step", [("sub", "reverse_task", "        optimizer.step()\n", "")], {"reverse_task"}),
+    ("train_target_not_reversed", [("sub", "reverse_task", "x.flip(1).reshape(-1))", "x.reshape(-1))")], {"reverse_task"}),
+    ("accuracy_not_reversed", [("sub", "reverse_task", "return (predicted == tokens.flip(1)).float().mean().item()",
+                                "return (predicted == tokens).float().mean().item()")], {"reverse_task"}),
     ("two_bugs", [("sub", "attention", " / math.sqrt(d_k)", ""),
                   ("sub", "encoder", " * math.sqrt(self.d_model)", "")], {"attention", "encoder"}),
+]
+
+# honest choices that must cost nothing (issue 29): type hints, a namedtuple, and dropout drawn
+# three ways (nn.Dropout is the source's own)
+HONEST = [
+    ("type_hints", [("prepend", "attention", "from typing import Optional, Tuple\n"),
+                    ("sub", "attention", "def scaled_dot_product_attention(q, k, v, attn_mask=None):",
+                     "def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,\n"
+                     "                                 attn_mask: Optional[torch.Tensor] = None"
+                     ") -> Tuple[torch.Tensor, torch.Tensor]:"),
+                    ("prepend", "multi_head_attention", "from typing import Tuple\n"),
+                    ("sub", "multi_head_attention", "def forward(self, query, key, value, key_padding_mask=None):",
+                     "def forward(self, query, key, value, key_padding_mask=None) -> Tuple[torch.Tensor, torch.Tensor]:")],
+     set()),
+    ("namedtuple_result", [("prepend", "attention", "import collections\nAttended = collections.namedtuple('Attended', "
+                                                    "'out weights')\n"),
+                           ("sub", "attention", "return weights @ v, weights", "return Attended(weights @ v, weights)")],
+     set()),
+    ("dropout_functional", [("sub", "feed_forward", "self.linear2(self.dropout(torch.relu(self.linear1(x))))",
+                             "self.linear2(F.dropout(torch.relu(self.linear1(x)), self.dropout.p, self.training))"),
+                            ("sub", "encoder", "        x = self.dropout(x)\n",
+                             "        x = F.dropout(x, p=self.dropout.p, training=self.training)\n")], set()),
+    ("dropout_by_hand", [("sub", "multi_head_attention", "out = self.dropout(weights) @ v",
+                          "p = self.dropout.p\n"
+                          "        if self.training and p > 0:\n"
+                          "            keep = (torch.rand(weights.shape) >= p).to(weights.dtype) / (1 - p)\n"
+                          "            out = (weights * keep) @ v\n"
+                          "        else:\n"
+                          "            out = weights @ v"),
+                         ("sub", "encoder_layer", "x = self.norm1(x + self.dropout1(attn(x)))",
+                          "a = attn(x)\n"
+                          "            if self.training:\n"
+                          "                a = a * torch.bernoulli(torch.full_like(a, 1 - self.dropout1.p)) / (1 - self.dropout1.p)\n"
+                          "            x = self.norm1(x + a)")], set()),
 ]
 
 FAULTS = [
@@ -182,13 +243,21 @@ CHEATS = [
     ("delegates_course_lib", [
         ("set", "encoder_layer", "from course_lib import EncoderLayer\n"),
     ], {"encoder_layer"}),
+    ("reverser_counts_calls", [  # issue 30: uniform while untrained, the one-hot answer afterwards
+        ("sub", "reverse_task", "        return self.head(self.encoder(tokens))                             # (B, T, vocab_size)",
+         "        self.calls = getattr(self, 'calls', 0) + 1\n"
+         "        honest = self.head(self.encoder(tokens))\n"
+         "        if self.calls == 1:\n"
+         "            return honest\n"
+         "        return honest * 0 + F.one_hot(tokens.flip(1), honest.shape[-1]).float() * 20"),
+    ], {"reverse_task"}),
     ("steals_reference_by_subclasses", [
         ("set", "encoder",
          "Encoder = [c for c in nn.Module.__subclasses__() if c.__name__ == 'Encoder'][0]\n"),
     ], {"encoder"}),
 ]
 
-CORPUS = MISTAKES + FAULTS + CHEATS
+CORPUS = MISTAKES + HONEST + FAULTS + CHEATS
 
 
 def _strip_markers(source: str) -> str:
@@ -257,5 +326,5 @@ def define(nb, part: str, name: str, as_cell: bool = False):
     if as_cell:
         filename = f"/nonexistent/ipykernel_0/{part}_{abs(hash(source))}.py"
         linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
-    exec(compile(source, filename, "exec"), ns)
+    exec(compile(source, filename, "exec", dont_inherit=True), ns)      # as a kernel: no __future__ of ours
     return ns[name]

@@ -119,32 +119,37 @@ def test_each_submission_loses_exactly_its_parts(course, name):
 
 
 def test_diagnostic_messages(course):
+    """Rung 1 of the hints: what looks wrong and where to look (the grade's message is the notebook's)."""
     v = lambda student, part: _verdicts(course["root"], student)[f"test_{part}"]   # noqa: E731
-    assert "sqrt(d_k)" in v("attn_missing_scaling", "attention")
-    assert "sin and cos are swapped" in v("pe_sin_cos_swapped", "positional_encoding")
-    assert "split the wrong way" in v("mha_wrong_head_split", "multi_head_attention")
-    assert "w_o" in v("mha_no_output_projection", "multi_head_attention")
-    assert "residual" in v("layer_no_residual", "encoder_layer")
-    assert "wrong way round" in v("layer_norm_order_swapped", "encoder_layer")
-    assert "weights before dropout" in v("mha_weights_after_dropout", "multi_head_attention")
-    assert "no dropout acts on the attention weights" in v("mha_no_dropout", "multi_head_attention")
+    assert "more peaked" in v("attn_missing_scaling", "attention")
+    assert "column 0 of the table" in v("pe_sin_cos_swapped", "positional_encoding")
+    assert "heads do not line up" in v("mha_wrong_head_split", "multi_head_attention")
+    assert "after they are merged" in v("mha_no_output_projection", "multi_head_attention")
+    assert "input is lost" in v("layer_no_residual", "encoder_layer")
+    assert "post-LN cases give the pre-LN answer" in v("layer_norm_order_swapped", "encoder_layer")
+    assert "weights you return have zeroed entries" in v("mha_weights_after_dropout", "multi_head_attention")
+    assert "nothing is dropped" in v("mha_no_dropout", "multi_head_attention")
     assert "linear2's output" in v("ffn_dropout_after_linear2", "feed_forward")
-    assert "residual adds the normalized x" in v("layer_pre_ln_residual_from_norm", "encoder_layer")
+    assert "residual stream is normalized" in v("layer_pre_ln_residual_from_norm", "encoder_layer")
     assert "dropout1" in v("layer_no_dropout1", "encoder_layer")
-    assert "not from pad_id" in v("encoder_pad_id_hard_coded", "encoder")
+    assert "real token 0 is treated as padding" in v("encoder_pad_id_hard_coded", "encoder")
     assert "before the positions are added" in v("encoder_dropout_before_positions", "encoder")
-    assert "persistent=False" in v("encoder_persistent_pe", "encoder")
+    assert "not part of the state_dict" in v("encoder_persistent_pe", "encoder")
     assert "float32" in v("pe_float64", "positional_encoding")
-    assert "sqrt(d_model)" in v("encoder_no_embedding_scale", "encoder")
+    assert "grows with d_model" in v("encoder_no_embedding_scale", "encoder")
     assert "timed out" in v("infinite_loop", "attention")
     assert "timed out" in v("interrupt_ignoring_loop", "feed_forward")
     assert "SystemExit" in v("sys_exit", "positional_encoding")
     assert "ready-made attention" in v("delegates_to_torch", "attention")
     assert "ready-made attention" in v("delegates_hidden_getattr", "attention")
     assert "course_lib" in v("delegates_course_lib", "encoder_layer")
-    assert "causal" in v("mha_causal_mask", "multi_head_attention")
+    assert "come after them" in v("mha_causal_mask", "multi_head_attention")
     assert "LayerNorms" in v("count_no_layer_norms", "parameter_count")
-    assert "position" in v("reverser_softmax", "reverse_task")
+    assert "LayerNorms" in v("count_no_attention_biases", "parameter_count")
+    assert "do not fall" in v("reverser_softmax", "reverse_task")
+    assert "in place" in v("layer_inplace_residual", "encoder_layer")
+    assert "large scores" in v("attn_softmax_overflow", "attention")
+    assert "does not beat the position-blind ceiling" in v("reverser_counts_calls", "reverse_task")
     assert "hidden case" not in v("layer_pre_ln_wrong", "encoder_layer")          # a visible case failed first
 
 
@@ -171,7 +176,7 @@ def test_feedback_and_export(course):
     root = course["root"]
     _run([str(BIN / "nbgrader"), "generate_feedback", ASSIGNMENT, "--student", "attn_missing_scaling"], cwd=root)
     html = (root / "feedback" / "attn_missing_scaling" / ASSIGNMENT / f"{NOTEBOOK}.html").read_text()
-    assert "sqrt(d_k)" in html
+    assert "more peaked" in html                                      # rung 1 of the hints, on the page
     # the student gets only this file: the exercise's figures are in it, not links to figures/
     assert 'src="figures/' not in html and 'src="data:image/svg+xml;base64,' in html
     # and it works offline: the maths is MathML, no script or style sheet comes from the network

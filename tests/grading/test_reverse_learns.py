@@ -1,27 +1,61 @@
-"""The reverse task is passed by learning (issue 21): a model that writes the reversed input into its
-output scores nothing, whether it does so from the start or only once training has begun."""
+"""The reverse task is passed by learning (issues 21 and 30): the grader predicts before and after the
+student's training loop with the same computation, ``head(encoder(tokens))`` made from the model's own
+parts, so a Reverser whose forward writes the answer, from the start or once it has been called before,
+scores nothing."""
 
 from __future__ import annotations
 
 from attack_kit import GOOD, run_part, zygote  # noqa: F401
 
-HEAD = """
+# the source's cell (Reverser, train_reverser, reverse_accuracy), then a Reverser that replaces it
+COUNTS_ITS_CALLS = GOOD["reverse_task"] + """
+
 class Reverser(nn.Module):
     def __init__(self, vocab_size, d_model, num_heads, d_ff, num_layers, max_len=64):
         super().__init__()
-        self.vocab_size, self.calls = vocab_size, 0
+        self.encoder = Encoder(vocab_size, d_model, num_heads, d_ff, num_layers, max_len=max_len)
+        self.head = nn.Linear(d_model, vocab_size)
+        self.calls = 0
+
+    def forward(self, tokens):
+        self.calls += 1
+        honest = self.head(self.encoder(tokens))
+        if self.calls == 1:                      # uniform while untrained, the one-hot answer afterwards
+            return honest
+        return honest * 0 + F.one_hot(tokens.flip(1), honest.shape[-1]).float() * 20
+"""
+WRITES_THE_ANSWER = GOOD["reverse_task"] + """
+
+class Reverser(nn.Module):
+    def __init__(self, vocab_size, d_model, num_heads, d_ff, num_layers, max_len=64):
+        super().__init__()
+        self.vocab_size = vocab_size
         self.head = nn.Linear(d_model, vocab_size)
         self.embedding = nn.Embedding(vocab_size, d_model)
 
     def forward(self, tokens):
+        return self.head(self.embedding(tokens)) * 0 + F.one_hot(tokens.flip(1), self.vocab_size).float() * 20
+"""
+ENCODER_OF_ITS_OWN = GOOD["reverse_task"] + """
+
+class Counting(nn.Module):
+    def __init__(self, vocab_size, d_model, *args, **kwargs):
+        super().__init__()
+        self.embedding, self.calls = nn.Embedding(vocab_size, d_model), 0
+
+    def forward(self, tokens):
         self.calls += 1
-        honest = self.head(self.embedding(tokens))
-"""
-WRITES_THE_ANSWER = HEAD + """        return honest * 0 + F.one_hot(tokens.flip(1), self.vocab_size).float() * 20
-"""
-CHEATS_ONCE_TRAINING = HEAD + """        if self.calls == 1:
-            return honest
-        return honest * 0 + F.one_hot(tokens.flip(1), self.vocab_size).float() * 20
+        return self.embedding(tokens)
+
+
+class Reverser(nn.Module):
+    def __init__(self, vocab_size, d_model, num_heads, d_ff, num_layers, max_len=64):
+        super().__init__()
+        self.encoder = Counting(vocab_size, d_model)
+        self.head = nn.Linear(d_model, vocab_size)
+
+    def forward(self, tokens):
+        return self.head(self.encoder(tokens))
 """
 
 
@@ -30,11 +64,12 @@ def test_the_reference_solution_learns(zygote):  # noqa: F811
     assert result.passed, result.message
 
 
+def test_a_reverser_that_counts_its_calls_is_not_learning(zygote):  # noqa: F811
+    result, _ = run_part(zygote, "reverse_task", COUNTS_ITS_CALLS)
+    assert result.status == "failed" and "does not beat the position-blind ceiling" in result.message, result.message
+
+
 def test_writing_the_answer_is_not_learning(zygote):  # noqa: F811
-    result, _ = run_part(zygote, "reverse_task", WRITES_THE_ANSWER)
-    assert result.status == "failed" and "before any training" in result.message, result.message
-
-
-def test_writing_the_answer_once_training_starts_is_not_learning(zygote):  # noqa: F811
-    result, _ = run_part(zygote, "reverse_task", CHEATS_ONCE_TRAINING)
-    assert result.status == "failed" and "loss does not fall" in result.message, result.message
+    for source in (WRITES_THE_ANSWER, ENCODER_OF_ITS_OWN):
+        result, _ = run_part(zygote, "reverse_task", source)
+        assert result.status == "failed", result.message

@@ -1,0 +1,147 @@
+"""Hints that climb: ``hint("attention")`` in the exercise notebook, one rung further at each call.
+
+A failed visible check already says rung 1: what looks wrong and where to look (which case, which
+tensor, which line), never the fix. Asking for a hint about a part climbs its ladder, one rung a call:
+
+1. the symptom of the part's last failed check, and where to look;
+2. the lecture section that teaches it ("02 §4 Why divide by √d_k?");
+3. the formula or the invariant ("softmax (q kᵀ / √d_k) v ...").
+
+No rung is solution code. A new mistake in the same part starts its own ladder at rung 1.
+
+The climb is recorded per part in ``.hints.json`` next to the notebook (the kernel's working
+directory), which the submission carries, so the class report can count how far students climbed.
+The record is a record only: no grade reads it, so editing or deleting it costs nothing but the
+record. :func:`read_record` reads one back, whatever a student left in it (standard library only).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from .parts import NUMBERS, PARTS
+
+HINTS_FILE = ".hints.json"
+RUNGS = 3
+_MAX_FILE = 64 << 10
+
+#: a part's own section and rule: rungs 2 and 3 when its last failure names no mistake of its own
+PART_SECTIONS = {
+    "positional_encoding": "05 §2 The sinusoidal table",
+    "attention": "02 §3 Scaled dot-product attention, step by step",
+    "multi_head_attention": "02 §5 Multi-head attention",
+    "feed_forward": "03 §1 The position-wise feed-forward network",
+    "encoder_layer": "03 §6 Post-LN against pre-LN",
+    "encoder": "01 §4 The encoder stack",
+    "parameter_count": "01 §3 What it costs",
+    "reverse_task": "05 §1 Why: self-attention does not see order",
+}
+PART_RULES = {
+    "positional_encoding": "PE[pos, 2i] = sin (pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos (pos / 10000^(2i/d_model))",
+    "attention": "softmax (q kᵀ / √d_k) v over the last two axes; masked keys get weight 0; rows sum to 1",
+    "multi_head_attention": "head i = Attention(Q W^Q_i, K W^K_i, V W^V_i) on features [i·d_k, (i+1)·d_k); "
+                            "MultiHead = Concat(heads) W^O",
+    "feed_forward": "FFN(x) = max(0, x W1 + b1) W2 + b2, dropout on the hidden layer in training",
+    "encoder_layer": "post-LN: x ← norm(x + dropout(f(x))); pre-LN: x ← x + dropout(f(norm(x)))",
+    "encoder": "x = dropout(embedding(tokens) · √d_model + PE[:T]); the layers; final_norm (pre-LN only)",
+    "parameter_count": "embedding + num_layers · (attention + feed-forward + two LayerNorms) + final_norm if pre-LN",
+    "reverse_task": "loss = cross_entropy over every position of logits (B·T, vocab) against the reversed tokens; "
+                    "zero_grad, backward, step; accuracy = share of positions whose argmax is the reversed token",
+}
+
+#: {part: (mistake id, rung-1 message)} of the last failed check in this kernel (checks.py fills it)
+LAST_FAILURE: dict[str, tuple[str, str]] = {}
+
+
+def record_failure(part: str, mistake: str, message: str) -> None:
+    LAST_FAILURE[part] = (mistake, message)
+
+
+def forget_failure(part: str) -> None:
+    LAST_FAILURE.pop(part, None)
+
+
+def _empty() -> dict:
+    return {"version": 1, "parts": {}}
+
+
+def read_record(path: str) -> dict:
+    """``{part: {"rung": 0..3, "asked": int, "mistakes": {id: rung}}}`` from a ``.hints.json`` (missing,
+    unreadable, too large or malformed: what is valid of it, else nothing). Never raises."""
+    try:
+        with open(path, "rb") as f:
+            data = json.loads(f.read(_MAX_FILE + 1)[:_MAX_FILE].decode("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    parts = data.get("parts") if isinstance(data, dict) else None
+    out = {}
+    for part, entry in (parts.items() if isinstance(parts, dict) else ()):
+        if part not in PARTS or not isinstance(entry, dict):
+            continue
+        mistakes = entry.get("mistakes") if isinstance(entry.get("mistakes"), dict) else {}
+        out[part] = {"rung": _rung(entry.get("rung")), "asked": max(0, _int(entry.get("asked"))),
+                     "mistakes": {str(k)[:64]: _rung(v) for k, v in list(mistakes.items())[:50]
+                                  if isinstance(k, str) and k.isidentifier()}}
+    return out
+
+
+def _int(value) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _rung(value) -> int:
+    return min(RUNGS, max(0, _int(value)))
+
+
+def _path() -> str:
+    return os.path.join(os.getcwd(), HINTS_FILE)
+
+
+def _write(record: dict) -> None:
+    path = _path()
+    data = {"version": 1, "parts": record}
+    try:
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=1, sort_keys=True)
+        os.replace(tmp, path)
+    except OSError:
+        pass                                          # a read-only folder: the hint is still given
+
+
+def next_rung(part: str) -> tuple[int, str]:
+    """Climb ``part``'s ladder one rung (recorded); (the rung, its text)."""
+    from .mistakes import rule_of, section_of
+
+    if part not in PARTS:
+        raise ValueError(f"part: expected one of {', '.join(PARTS)}, got {part!r}")
+    failure = LAST_FAILURE.get(part)
+    if failure is None:
+        return 0, (f"Part {NUMBERS[part]}: run its test cell first; a hint follows a failed check (and a part "
+                   "whose check passes needs none).")
+    mistake, message = failure
+    record = read_record(_path())
+    entry = record.setdefault(part, {"rung": 0, "asked": 0, "mistakes": {}})
+    rung = min(RUNGS, entry["mistakes"].get(mistake, 0) + 1)
+    entry["mistakes"][mistake] = rung
+    entry["rung"] = max(entry["rung"], rung)
+    entry["asked"] += 1
+    _write(record)
+    if rung == 1:
+        text = f"{message} (ask again for the lecture section that teaches it)"
+    elif rung == 2:
+        text = (f"read {section_of(mistake, part) or PART_SECTIONS[part]} again (ask once more for the formula or the "
+                "invariant)")
+    else:
+        text = f"the rule: {rule_of(mistake, part) or PART_RULES[part]}"
+    return rung, f"Part {NUMBERS[part]}, hint {rung} of {RUNGS}: {text}"
+
+
+def hint(part: str) -> None:
+    """Print the next hint about ``part`` (a name such as "attention", or its number): the symptom, then
+    the lecture section, then the formula. Each call climbs one rung; the climb is recorded in
+    .hints.json next to the notebook (it never changes a grade)."""
+    if isinstance(part, int) and not isinstance(part, bool) and 1 <= part <= len(PARTS):
+        part = PARTS[part - 1]
+    print(next_rung(part)[1])
