@@ -207,10 +207,39 @@ def test_poor_alt_text_is_recognised():
     assert not poor_alt("Attention weights of 6 tokens: 'cat' attends most to 'sat' (0.41).", "../_images/ab.png")
 
 
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/svg+xml")
+
+
+def cells_without_alt() -> list[str]:
+    """The notebooks' code cells that show images (widgets' static figures included) without an
+    `alt` that names each of them: where to add the metadata."""
+    from sitekit import site_build
+    problems = []
+    for path in [*site_build.lectures(), *sorted((ROOT / "notebooks").glob("*/*.ipynb"))]:
+        nb = site_build.static_widgets(json.loads(path.read_text()))
+        for index, cell in enumerate(nb["cells"]):
+            if cell["cell_type"] != "code":
+                continue
+            n = sum(any(t in o.get("data", {}) for t in IMAGE_TYPES) for o in cell.get("outputs", []))
+            if not n:
+                continue
+            alt = cell["metadata"].get("alt")
+            alts = [alt] * n if isinstance(alt, str) else list(alt or [])
+            bad = [why for a in alts if (why := poor_alt(a, "figure.png"))]
+            if len(alts) != n or bad:
+                where = f"{path.relative_to(ROOT)}: cell {index} (id {cell.get('id', '?')})"
+                problems.append(f"{where}: {n} image(s), alt {alt!r:.60}" + (f": {bad[0]}" if bad else ""))
+    return problems
+
+
 def test_every_image_on_the_site_has_real_alt_text(site):
-    """Fails while a notebook's plotted figure has no `alt` cell metadata (each is listed)."""
+    """Fails while a notebook's plotted figure has no `alt` cell metadata: lists each image of the
+    site without real alt text, and each notebook cell that lacks the metadata."""
     problems = images_without_alt(site)
-    assert not problems, f"{len(problems)} images without real alt text:\n" + "\n".join(problems)
+    cells = cells_without_alt()
+    assert not problems and not cells, (f"{len(problems)} images of the site without real alt text:\n"
+                                        + "\n".join(problems) + f"\n{len(cells)} notebook cells to give "
+                                        "`alt` metadata (docs/accessibility.md):\n" + "\n".join(cells))
 
 
 def _figure_cell(n_images: int, alt) -> dict:
