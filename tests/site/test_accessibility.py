@@ -384,10 +384,10 @@ FOCUS_STATE = """() => {
   const e = document.activeElement;
   if (!e || e === document.body) return null;
   const s = getComputedStyle(e);
-  const outline = s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) >= 1;
-  const shadow = s.boxShadow && s.boxShadow !== 'none';
-  return {id: e.dataset.a11yId || null, visible: outline || shadow,
-          what: e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + ' ' + (e.textContent || e.getAttribute('aria-label') || '').trim().slice(0, 40)};
+  const visible = s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) >= 2
+                  && !/rgba\\([^)]*, 0\\)|transparent/.test(s.outlineColor);
+  const name = (e.getAttribute('aria-label') || e.textContent || '').trim().slice(0, 40);
+  return {id: e.dataset.a11yId || null, visible, what: `${e.tagName.toLowerCase()}${e.id ? '#' + e.id : ''} ${name}`};
 }"""
 
 
