@@ -31,6 +31,12 @@ Control descriptions (stable, for people and for browser tests):
   (Dropdown ``interleaved`` / ``concat``);
 - :func:`temperature_explorer`: ``"temperature"`` (FloatLogSlider).
 
+Accessibility: every control is a native ipywidgets input (a slider, a text box, a drop-down), so it
+is reached with Tab and changed with the arrow keys or by typing; its ``description`` is its visible
+label, plain text (``description_allow_html=False``), and its ``tooltip`` says what it changes. The
+figure output carries an ``alt`` text (``InteractiveFigure(alt=...)``; the explorers write one from
+their initial values) in the PNG's output metadata, where a page built from the notebook finds it.
+
 Sliders use ``continuous_update=False``: the figure is redrawn when the slider is released (or
 a key press changes it), not at every pixel of a drag.
 
@@ -79,15 +85,28 @@ def figure_to_png(fig: Figure, dpi: int = DPI) -> bytes:
     return buf.getvalue()
 
 
+def _labelled(control: widgets.ValueWidget, name: str) -> widgets.ValueWidget:
+    """The control with a plain-text label (``description``) and a tooltip, for keyboard and
+    screen-reader users."""
+    if not control.description:
+        control.description = name
+    control.description_allow_html = False
+    if not getattr(control, "tooltip", None):
+        control.tooltip = control.description
+    return control
+
+
 def _as_control(name: str, spec) -> widgets.ValueWidget:
     """A widget from a widget or a short spec, with ``description=name``.
 
     Specs: ``(min, max)`` or ``(min, max, step)`` of ints -> IntSlider, with a float -> FloatSlider
     (starting at min); a list -> Dropdown (first option); a bool -> Checkbox; a str -> Text.
     """
+    return _labelled(_control(name, spec), name)
+
+
+def _control(name: str, spec) -> widgets.ValueWidget:
     if isinstance(spec, widgets.ValueWidget):
-        if not spec.description:
-            spec.description = name
         return spec
     if isinstance(spec, bool):
         return widgets.Checkbox(value=spec, description=name, indent=False)
@@ -124,10 +143,12 @@ class InteractiveFigure:
         name: used in the constant ``text/plain`` lines.
         fallback: ``"full"``, ``"compact"`` or ``"none"``: how the first figure is shown (see the
             module doc).
+        alt: what the first figure shows, with its key numbers (the PNG's ``alt`` in the output
+            metadata); None for none.
     """
 
     def __init__(self, draw: Callable, controls: dict, name: str = "interactive figure", dpi: int = DPI,
-                 fallback: str = "full"):
+                 fallback: str = "full", alt: str | None = None):
         if not callable(draw):
             raise CourseTypeError(f"draw: expected a callable draw(**values) -> fig, got {type(draw).__name__}")
         check_int("dpi", dpi, 10)
@@ -136,6 +157,7 @@ class InteractiveFigure:
         self.name = str(name)
         self.dpi = dpi
         self.fallback = fallback
+        self.alt = None if alt is None else str(alt)
         self.controls = {k: _as_control(k, v) for k, v in controls.items()}
         self.box = widgets.VBox(list(self.controls.values()))
         self.handle = DisplayHandle(f"course-lib-figure-{uuid.uuid4().hex}")  # transient, never stored
@@ -179,7 +201,9 @@ class InteractiveFigure:
     def _ipython_display_(self) -> None:
         if self.controls:
             display(self._controls_bundle(), raw=True)
-        self.handle.display(self._figure_bundle(first=True), raw=True)
+        bundle = self._figure_bundle(first=True)
+        metadata = {"image/png": {"alt": self.alt}} if self.alt and "image/png" in bundle else None
+        self.handle.display(bundle, raw=True, metadata=metadata)
 
     def show(self) -> "InteractiveFigure":
         """Display the controls and the figure (same as ending a cell with the object)."""
@@ -260,6 +284,8 @@ def attention_explorer(weights, tokens: Sequence[str] | None = None, key_padding
         return plots_attention.plot_attention(arr, tokens, query_tokens, key_padding_mask,
                                     layers=layer, heads=head, annotate=annotate, vmin=0.0, vmax=vmax)
 
+    for name, control in controls.items():
+        _labelled(control, name)
     return InteractiveFigure(draw, controls, name="attention explorer", fallback=fallback)
 
 
@@ -299,18 +325,21 @@ def pe_explorer(max_len: int = 64, d_model: int = 64, *, dims: Sequence[int] = (
     tables = {lay: sinusoidal_positional_encoding(max_len, d_model, layout=lay, base=base) for lay in LAYOUTS}
     controls = {
         "length": widgets.IntSlider(value=length, min=2, max=max_len, description="length",
-                                    continuous_update=False),
+                                    tooltip="number of positions shown", continuous_update=False),
         "dims": widgets.Text(value=", ".join(str(d) for d in dims), description="dims",
+                             tooltip="feature indices drawn as curves, comma-separated (Enter applies)",
                              placeholder="e.g. 0, 1, 6, 7", continuous_update=False),
-        "layout": widgets.Dropdown(options=list(LAYOUTS), value=layout, description="layout"),
+        "layout": widgets.Dropdown(options=list(LAYOUTS), value=layout, description="layout",
+                                   tooltip="interleaved (the paper) or concat (sines, then cosines)"),
     }
 
     def draw(length, dims, layout):
         chosen = _parse_dims(dims, d_model)
         pe = tables[layout][:length]
         with course_style():
+            # one above the other, each the full width: side by side the table was squeezed
             fig, (ax_heat, ax_curves) = plt.subplots(
-                1, 2, figsize=(9.0, 4.0), layout="constrained", gridspec_kw={"width_ratios": [1.0, 1.1]})
+                2, 1, figsize=(9.0, 7.0), layout="constrained", gridspec_kw={"height_ratios": [1.15, 1.0]})
         plot_positional_encoding(pe, ax=ax_heat, dims=chosen or None, title=f"PE[:{length}] ({layout})")
         if chosen:
             plot_pe_curves(pe, dims=chosen, ax=ax_curves, layout=layout, legend="below",
@@ -321,8 +350,13 @@ def pe_explorer(max_len: int = 64, d_model: int = 64, *, dims: Sequence[int] = (
                            ha="center", va="center", transform=ax_curves.transAxes)
         return fig
 
-    # dpi 90: the noisy table compresses poorly, this keeps the stored PNG near 100 KB
-    return InteractiveFigure(draw, controls, name="positional encoding explorer", dpi=90, fallback=fallback)
+    shown = ", ".join(str(d) for d in dims)
+    alt = (f"Top: the sinusoidal table for {length} positions and {d_model} features ({layout} layout) as a "
+           f"heatmap, values from -1 (blue) to 1 (red): the low features alternate fast down the positions, the "
+           f"high ones hardly change. Bottom: features {shown} as curves against the position.")
+    # dpi 80: the noisy table compresses poorly, this keeps the stored PNG near 100 KB
+    return InteractiveFigure(draw, controls, name="positional encoding explorer", dpi=80, fallback=fallback,
+                             alt=alt)
 
 
 def temperature_explorer(logits, labels: Sequence[str] | None = None, *, temperature: float = 1.0,
@@ -351,4 +385,5 @@ def temperature_explorer(logits, labels: Sequence[str] | None = None, *, tempera
     def draw(temperature):
         return plot_probabilities(logits, labels, temperature=round(float(temperature), 4))
 
-    return InteractiveFigure(draw, {"temperature": control}, name="temperature explorer", fallback=fallback)
+    return InteractiveFigure(draw, {"temperature": _labelled(control, "temperature")}, name="temperature explorer",
+                             fallback=fallback)

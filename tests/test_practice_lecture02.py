@@ -27,18 +27,6 @@ def test_prediction(capsys):
     assert "not done yet" in said(capsys, lecture02.check_prediction, None, QUERY, KEYS)
 
 
-def test_no_scaling(capsys):
-    g = torch.Generator().manual_seed(3)
-    q = torch.randn(512, generator=g, dtype=torch.float64)
-    K = torch.randn(16, 512, generator=g, dtype=torch.float64)
-    largest = torch.softmax(K @ q, dim=0).max().item()
-    assert said(capsys, lecture02.check_no_scaling, 1.0, round(largest, 3), q, K).startswith("✓")
-    assert "still divided" in said(capsys, lecture02.check_no_scaling, 1 / math.sqrt(512), None, q, K)
-    assert "still rescales" in said(capsys, lecture02.check_no_scaling, 0.5, largest, q, K)
-    assert "not done yet" in said(capsys, lecture02.check_no_scaling, 1, None, q, K)
-    assert "not the largest" in said(capsys, lecture02.check_no_scaling, 1.0, 0.21, q, K)
-
-
 def test_additive_scores(capsys):
     def right(q, K, W_a, U_a, v_a):
         return torch.tanh(q @ W_a + K @ U_a) @ v_a
@@ -60,3 +48,60 @@ def test_additive_scores(capsys):
     assert "on their own" in said(capsys, lecture02.check_additive_scores, apart)
     assert "shape ()" in said(capsys, lecture02.check_additive_scores, one_key)
     assert "raised RuntimeError" in said(capsys, lecture02.check_additive_scores, raises)
+
+
+def test_split_merge(capsys):
+    def split(x, h):
+        B, T, d_model = x.shape
+        return x.reshape(B, T, h, d_model // h).transpose(1, 2)
+
+    def merge(x):
+        B, h, T, d_k = x.shape
+        return x.transpose(1, 2).reshape(B, T, h * d_k)
+
+    def split_straight(x, h):
+        B, T, d_model = x.shape
+        return x.reshape(B, h, T, d_model // h)
+
+    def merge_straight(x):
+        B, h, T, d_k = x.shape
+        return x.reshape(B, T, h * d_k)
+
+    check = lecture02.check_split_merge
+    assert said(capsys, check, split, merge).startswith("✓")
+    assert "across tokens" in said(capsys, check, split_straight, merge)
+    assert "does not give the input back" in said(capsys, check, split, merge_straight)
+    assert "RuntimeError" in said(capsys, check, split, lambda x: x.transpose(1, 2).view(2, 3, 8))
+    assert said(capsys, check, lambda x, h: ..., merge).startswith("○")
+
+
+def test_masked_softmax(capsys):
+    check = lecture02.check_masked_softmax
+    right = lambda s, a: torch.softmax(s.masked_fill(~a, float("-inf")), dim=-1)   # noqa: E731
+    assert said(capsys, check, right).startswith("✓")
+    assert "a score of 0" in said(capsys, check, lambda s, a: torch.softmax(s.masked_fill(~a, 0.0), dim=-1))
+    assert "rows sum to" in said(capsys, check, lambda s, a: torch.softmax(s, dim=-1) * a)
+    assert "NaN" in said(capsys, check, lambda s, a: torch.softmax(s.masked_fill(a, float("-inf")), dim=-1))
+    assert "allows get none" in said(capsys, check, lambda s, a: torch.softmax(s.masked_fill(a, -1e9), dim=-1))
+    assert said(capsys, check, lambda s, a: None).startswith("○")
+
+
+def test_head_follows_meaning(capsys):
+    check = lecture02.check_head_follows_meaning
+    tired, wide = "The animal didn't cross the street because it was too tired", "... it was too wide"
+    assert said(capsys, check, tired, None, 0.6, 0.1).startswith("○")
+    assert said(capsys, check, wide, None, 0.3, 0.1).startswith("○")
+    assert "end it in 'wide'" in said(capsys, check, "... it was too big", False, 0.3, 0.1)
+    assert "do not say that" in said(capsys, check, wide, True, 0.3, 0.1)
+    assert said(capsys, check, wide, False, 0.3, 0.1).startswith("✓")
+
+
+def test_quizzes(capsys):
+    assert said(capsys, lecture02.check_score_spread, 50).startswith("✓")
+    assert "square root" in said(capsys, lecture02.check_score_spread, 2500)
+    assert "after the division" in said(capsys, lecture02.check_score_spread, 1)
+    assert said(capsys, lecture02.check_unconverted_mask, "NaN").startswith("✓")
+    assert "no future" in said(capsys, lecture02.check_unconverted_mask, "only the future")
+    assert said(capsys, lecture02.check_unconverted_mask, ...).startswith("○")
+    assert said(capsys, lecture02.check_flop_ratio, 3.9).startswith("✓")
+    assert "larger one" in said(capsys, lecture02.check_flop_ratio, 0.256)

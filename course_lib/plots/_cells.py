@@ -6,6 +6,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib import patches as mpatches
+from matplotlib.transforms import Bbox
 
 from ._inputs import runs
 from .style import PAD_EDGE, PAD_FACE, PAD_LABEL, text_color, tick_fontsize, tick_step
@@ -24,12 +25,41 @@ def frame(ax) -> None:
         spine.set_color("0.35")
 
 
-def colorbar(fig, im, ax, label: str, **kwargs):
-    """A colorbar with its label (every colour scale of the course says what it measures)."""
-    cbar = fig.colorbar(im, ax=ax, **kwargs)
+def colorbar(fig, im, ax, label: str, aspect: float = 20, **kwargs):
+    """A colorbar with its label (every colour scale of the course says what it measures), as tall
+    as the maps it belongs to.
+
+    ``ax`` is one Axes or a list of them. Constrained layout reserves the colorbar's room beside them;
+    at draw time the bar is then given the height of the images actually drawn (an ``aspect="equal"``
+    map is often shorter than the box its Axes was given), and a width of ``1 / aspect`` of that
+    height.
+    """
+    cbar = fig.colorbar(im, ax=ax, aspect=aspect, **kwargs)
     cbar.set_label(label)
     cbar.outline.set_visible(False)
+    maps = list(np.ravel(ax)) if isinstance(ax, (list, tuple, np.ndarray)) else [ax]
+    cbar.ax.set_box_aspect(None)                         # the locator below sets width and height
+    cbar.ax.set_axes_locator(_AsTallAsTheMaps(cbar.ax.get_axes_locator(), maps, aspect))
     return cbar
+
+
+class _AsTallAsTheMaps:
+    """An axes locator: the colorbar's box, from the bottom of the lowest map to the top of the
+    highest, as they are drawn (after each map's aspect is applied); ``1 / aspect`` as wide."""
+
+    def __init__(self, original, maps, aspect: float):
+        self.original, self.maps, self.aspect = original, maps, aspect
+
+    def __call__(self, cax, renderer):
+        pos = self.original(cax, renderer) if self.original is not None else cax.get_position(original=True)
+        boxes = []
+        for a in self.maps:
+            a.apply_aspect()                             # where the map really is, not its layout box
+            boxes.append(a.get_position(original=False))
+        y0, y1 = min(b.y0 for b in boxes), max(b.y1 for b in boxes)
+        width_in, height_in = cax.figure.get_size_inches()
+        width = min(pos.width, (y1 - y0) * height_in / self.aspect / width_in)
+        return Bbox.from_bounds(pos.x0, y0, width, y1 - y0)
 
 
 def mark_padding(ax, col_pad: np.ndarray | None, row_pad: np.ndarray | None, n_rows: int, n_cols: int) -> None:

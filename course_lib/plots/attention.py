@@ -142,7 +142,7 @@ def _single(sel: _Maps, lab: dict, style: dict, title, ax):
         ax.set_title(title)
     ax.set_xlabel(_key_label(lab["dropped"]))
     ax.set_ylabel("query (attending)")
-    colorbar(fig, im, ax, "attention weight", shrink=min(1.0, 0.25 + 0.06 * t_q), aspect=18, pad=0.02)
+    colorbar(fig, im, ax, "attention weight", aspect=18, pad=0.02)
     return fig, ax
 
 
@@ -179,7 +179,7 @@ def _grid(sel: _Maps, lab: dict, style: dict, titles):
     if isinstance(titles, str):
         fig.suptitle(titles)
     used = [axes.flat[k] for k in range(len(sel.maps))]
-    colorbar(fig, im, used, "attention weight", shrink=min(1.0, 0.3 + 0.25 * nrows), aspect=25, pad=0.01)
+    colorbar(fig, im, used, "attention weight", aspect=25, pad=0.01)
     return fig, (axes if sel.kind == "grid" else np.array(used, dtype=object))
 
 

@@ -115,7 +115,8 @@ def plot_probabilities(logits, labels: Sequence[str] | None = None, temperature:
     """``softmax(logits / temperature)`` as a bar chart, each bar labelled with its probability.
 
     A dashed outline shows the distribution at ``reference_temperature`` (default 1) for
-    comparison; pass None to drop it.
+    comparison; pass None to drop it. Each probability is written on its own bar, never on the
+    outline's.
 
     Returns:
         ``(fig, ax)``.
@@ -132,15 +133,16 @@ def plot_probabilities(logits, labels: Sequence[str] | None = None, temperature:
         fig = ax.figure
     xs = np.arange(len(names))
     ax.bar(xs, p, color=plt.get_cmap(WEIGHTS_CMAP)(0.35), width=0.7, zorder=2, label=f"τ = {temperature:g}")
-    top = p
     if reference_temperature is not None and reference_temperature != temperature:
         ref = _softmax(z, float(reference_temperature))
         ax.bar(xs, ref, width=0.7, fill=False, edgecolor="0.35", linestyle="--", linewidth=1.0, zorder=3,
                label=f"τ = {reference_temperature:g}")
         ax.legend(loc="upper right")
-        top = np.maximum(p, ref)
-    for x_i, p_i, top_i in zip(xs, p, top):
-        ax.text(x_i, top_i + 0.015, f"{p_i:.2f}", ha="center", va="bottom", fontsize=8, zorder=4)
+    # each value sits on its own bar (not on top of the dashed outline, which would read as the
+    # outline's value); a white backing keeps an outline that crosses it from striking it through
+    for x_i, p_i in zip(xs, p):
+        ax.text(x_i, p_i + 0.015, f"{p_i:.2f}", ha="center", va="bottom", fontsize=8, zorder=4,
+                bbox={"boxstyle": "square,pad=0.08", "facecolor": "white", "edgecolor": "none"})
     rotate = max(len(n) for n in names) * len(names) > 60
     ax.set_xticks(xs, names, rotation=45 if rotate else 0, ha="right" if rotate else "center",
                   rotation_mode="anchor")

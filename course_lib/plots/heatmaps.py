@@ -72,5 +72,5 @@ def plot_heatmap(matrix, row_labels: Sequence[str] | None = None, col_labels: Se
         ax.set_xlabel(xlabel)
     if ylabel:
         ax.set_ylabel(ylabel)
-    colorbar(fig, im, ax, colorbar_label, shrink=min(1.0, 0.25 + 0.06 * n_rows), aspect=18, pad=0.02)
+    colorbar(fig, im, ax, colorbar_label, aspect=18, pad=0.02)
     return fig, ax

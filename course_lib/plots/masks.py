@@ -145,10 +145,11 @@ def plot_mask(mask, convention: str, row_labels: Sequence[str] | None = None,
 def plot_masks(masks: Sequence, conventions, titles: Sequence[str] | None = None, *,
                row_labels: Sequence[str] | None = None, col_labels: Sequence[str] | None = None,
                ncols: int | None = None):
-    """Several masks in one figure, side by side, each with its own legend underneath.
+    """Several masks in one figure, side by side: each with its own legend underneath when their
+    conventions differ, one legend for the figure when they share one.
 
     For comparing conventions (torch's key_padding_mask, SDPA's attn_mask, Hugging Face's
-    attention_mask) or masks (bidirectional against causal) at a glance.
+    attention_mask) or masks (bidirectional against causal, and how they combine) at a glance.
 
     Args:
         masks: a list of masks, each as :func:`plot_mask` takes them.
@@ -175,8 +176,10 @@ def plot_masks(masks: Sequence, conventions, titles: Sequence[str] | None = None
     cell = cell_inches(side * ncols, lo=0.12, hi=0.36, span=6.0)
     panel_w = min(max(side * cell + label_inches(row_labels and list(row_labels)) + 0.4, 2.7), 9.0 / ncols)
     below = 0.42 + (0.87 * label_inches(list(col_labels)) if col_labels else 0.1)   # tick labels + x label
+    shared = len(set(conventions)) == 1
     fig, axes = plt.subplots(nrows, ncols, squeeze=False, layout="constrained",
-                             figsize=(ncols * panel_w, nrows * (n_rows_max * cell + below + 1.0)))
+                             figsize=(ncols * panel_w, nrows * (n_rows_max * cell + below + (0.75 if shared else 1.0))
+                                      + (0.45 if shared else 0.0)))
     for k, ((raw, open_, batch_like), convention, title) in enumerate(zip(grids, conventions, titles)):
         ax = axes.flat[k]
         rows = labels("row_labels", row_labels, raw.shape[0])
@@ -187,11 +190,16 @@ def plot_masks(masks: Sequence, conventions, titles: Sequence[str] | None = None
         ax.set_ylabel(ylabel if k % ncols == 0 else "")
         if title:
             ax.set_title(textwrap.fill(title, max(12, int(panel_w * 8))), fontsize=10)
+        if shared:
+            continue
         ax.legend(handles=_legend_handles(convention), loc="upper center", bbox_to_anchor=(0.5, 0.0),
                   bbox_transform=ax.transAxes + mtransforms.ScaledTranslation(0, -below, fig.dpi_scale_trans),
                   ncols=1, frameon=False, handlelength=1.4, fontsize=9, borderaxespad=0.0)
     for k in range(len(masks), nrows * ncols):
         axes.flat[k].remove()
+    if shared:
+        fig.legend(handles=_legend_handles(conventions[0]), loc="outside lower center", ncols=2, frameon=False,
+                   handlelength=1.4, fontsize=9)
     return fig, np.array(list(axes.flat[:len(masks)]), dtype=object)
 
 

@@ -10,9 +10,10 @@ import math
 
 import torch
 
-from . import attempt, check, failed, passed, todo, unanswered
+from . import attempt, check, choice, failed, number, passed, todo, unanswered
 
-__all__ = ["check_prediction", "check_no_scaling", "check_additive_scores"]
+__all__ = ["check_prediction", "check_additive_scores", "check_split_merge", "check_head_follows_meaning",
+           "check_masked_softmax", "check_score_spread", "check_unconverted_mask", "check_flop_ratio"]
 
 
 @check
@@ -34,31 +35,6 @@ def check_prediction(prediction, q: torch.Tensor, keys: dict) -> bool:
         return failed(hint, "compute q · k for each key, as in section 2")
     return passed(f"{best!r}: the scores q · k are {table}; the largest score gets the most weight, "
                   "and a long key can beat a better-aligned short one")
-
-
-@check
-def check_no_scaling(scale, largest, q: torch.Tensor, K: torch.Tensor) -> bool:
-    """Change-and-observe: with ``scale = 1`` (no division by sqrt(d_k)) the softmax saturates."""
-    d_k = q.shape[-1]
-    if not isinstance(scale, (int, float)) or not math.isfinite(scale):
-        return failed(f"scale should be a number, got {scale!r}", "the line that sets scale")
-    if math.isclose(scale, 1 / math.sqrt(d_k)):
-        return failed("the scores are still divided by √d_k: make the change first, then run the cell",
-                      "the line that sets scale")
-    if not math.isclose(scale, 1.0):
-        return failed(f"scale = {scale:.4g} still rescales the scores; the change is to drop the scaling "
-                      "altogether", "the line that sets scale")
-    if unanswered(largest):
-        return todo("not done yet: write the largest weight the cell printed into largest",
-                      "the last line of the exercise")
-    unscaled = torch.softmax(K @ q, dim=0)
-    scaled = torch.softmax(K @ q / math.sqrt(d_k), dim=0)
-    if abs(float(largest) - float(unscaled.max())) > 0.006:
-        return failed(f"largest = {float(largest):.3f} is not the largest weight the cell printed "
-                      "after the change", "the printed line")
-    return passed(f"without √d_k the largest of {K.shape[0]} weights is {float(unscaled.max()):.3f} "
-                  f"(with it: {float(scaled.max()):.3f}): the softmax is nearly one-hot, saturated, "
-                  "and passes almost no gradient")
 
 
 def _reference_additive(q, K, W_a, U_a, v_a):
@@ -101,3 +77,145 @@ def check_additive_scores(additive_scores) -> bool:
         return failed("the scores have the right shape but wrong values", where)
     except Exception as exc:
         return failed(f"the check could not run your function ({type(exc).__name__}: {exc})", where)
+
+
+@check
+def check_split_merge(split_heads, merge_heads) -> bool:
+    """Write: ``split_heads(x, num_heads)`` (B, T, d_model) -> (B, h, T, d_k) and ``merge_heads`` back."""
+    B, T, d_model, h = 2, 3, 8, 2
+    d_k = d_model // h
+    x = torch.arange(B * T * d_model, dtype=torch.float32).reshape(B, T, d_model)   # entry = its own index
+    where = "your split_heads"
+    ok, got = attempt(split_heads, x.clone(), h, where=where)
+    if not ok:
+        return False
+    if not isinstance(got, torch.Tensor):
+        return failed(f"split_heads should return a tensor, got {type(got).__name__}", where)
+    if tuple(got.shape) != (B, h, T, d_k):
+        return failed(f"split_heads gives shape {tuple(got.shape)}, expected (B, h, T, d_k) = {(B, h, T, d_k)}", where)
+    expected = torch.stack([x[..., i * d_k:(i + 1) * d_k] for i in range(h)], dim=1)   # the loop's slices
+    if not torch.equal(got, expected):
+        token_of = (got[0, 0] // d_model).long().flatten().unique().tolist()
+        if len(token_of) > 1 and torch.equal(got, x.reshape(B, h, T, d_k)):
+            return failed(f"head 0 of sentence 0 holds features of tokens {token_of} in one row: a reshape straight "
+                          "to (B, h, T, d_k) cuts the sentence's numbers in memory order, across tokens",
+                          "which axis must be split before the head axis moves")
+        return failed(f"head 0 should hold features 0..{d_k - 1} of every token, as the loop's slice does; "
+                      f"its first row is {got[0, 0, 0].tolist()}", where)
+    where = "your merge_heads"
+    ok, merged = attempt(merge_heads, expected.clone(), where=where)
+    if not ok:
+        return False
+    if not isinstance(merged, torch.Tensor) or tuple(merged.shape) != (B, T, d_model):
+        shape = tuple(merged.shape) if isinstance(merged, torch.Tensor) else type(merged).__name__
+        return failed(f"merge_heads gives {shape}, expected (B, T, d_model) = {(B, T, d_model)}", where)
+    if not torch.equal(merged, x):
+        return failed(f"merge_heads does not give the input back: token 0 of sentence 0 is "
+                      f"{merged[0, 0].long().tolist()}, expected {x[0, 0].long().tolist()}",
+                      "the order of the axes before the last reshape")
+    return passed(f"({B}, {T}, {d_model}) -> ({B}, {h}, {T}, {d_k}) -> ({B}, {T}, {d_model}), each head the "
+                  "slice the loop took: one batched product now attends in every head at once")
+
+
+@check
+def check_masked_softmax(masked_softmax) -> bool:
+    """Write: ``masked_softmax(scores, allow)``, bool ``allow`` True = may attend, broadcast to scores."""
+    where = "your masked_softmax"
+    g = torch.Generator().manual_seed(4)
+    T = 5
+    scores = 3 * torch.randn(2, T, T, generator=g, dtype=torch.float64)
+    causal = torch.ones(T, T, dtype=torch.bool).tril()
+    padding = torch.tensor([[True] * T, [True] * 3 + [False] * 2]).unsqueeze(1)      # (2, 1, T)
+    for name, allow in (("the causal mask", causal), ("a padding mask", padding)):
+        ok, got = attempt(masked_softmax, scores.clone(), allow.clone(), where=where)
+        if not ok:
+            return False
+        if not isinstance(got, torch.Tensor):
+            return failed(f"masked_softmax should return a tensor, got {type(got).__name__}", where)
+        if tuple(got.shape) != tuple(scores.shape):
+            return failed(f"with {name} the weights have shape {tuple(got.shape)}, expected the scores' "
+                          f"{tuple(scores.shape)}", where)
+        got = got.to(torch.float64)
+        expected = torch.softmax(scores.masked_fill(~allow, float("-inf")), dim=-1)
+        if torch.allclose(got, expected, atol=1e-9):
+            continue
+        full = allow.expand_as(scores)
+        if torch.isnan(got).any():
+            return failed(f"with {name} some weights are NaN: a row whose every score is -inf has nothing "
+                          "to normalise", "which entries you set to -inf")
+        forbidden = got[~full].abs().max().item() if (~full).any() else 0.0
+        if forbidden > 1e-9 and torch.allclose(got, torch.softmax(scores.masked_fill(~allow, 0.0), dim=-1), atol=1e-9):
+            return failed(f"with {name} forbidden keys still get weight (up to {forbidden:.2f}): a score of 0 "
+                          "is an ordinary score, e^0 = 1", "the value a forbidden score gets")
+        if forbidden > 1e-9 and (got[full] < 1e-12).any():
+            return failed(f"with {name} keys the mask forbids get weight and keys it allows get none",
+                          "what True means in allow")
+        if forbidden > 1e-9:
+            return failed(f"with {name} forbidden keys still get weight (up to {forbidden:.2f})", where)
+        sums = got.sum(dim=-1)
+        if not torch.allclose(sums, torch.ones_like(sums), atol=1e-9):
+            return failed(f"with {name} the forbidden weights are 0 but the rows sum to "
+                          f"{sums.min().item():.2f}..{sums.max().item():.2f}, not 1", "when the mask acts")
+        return failed(f"with {name} the weights have the right zeros and rows of 1, but wrong values", where)
+    return passed("a forbidden key's score is -inf before the softmax: its weight is exactly 0 and the "
+                  "allowed ones still sum to 1, for a causal and a padding mask alike")
+
+
+@check
+def check_head_follows_meaning(sentence, follows_meaning, to_animal, to_street) -> bool:
+    """Change: end the sentence in 'wide'; does layer 3, head 1 now send 'it' to 'street'?"""
+    where = "the sentence in the exercise cell"
+    words = str(sentence).rstrip(" .").split()
+    if words and words[-1] == "tired":
+        return todo("not done yet: change the last word of the sentence to 'wide' and run the cell", where)
+    if not words or words[-1] != "wide":
+        return failed(f"the sentence ends in {words[-1] if words else ''!r}: end it in 'wide', so that 'it' "
+                      "means the street", where)
+    if unanswered(follows_meaning):
+        return todo("not done yet: set follows_meaning to True or False", "the last line of the exercise")
+    if not isinstance(follows_meaning, bool):
+        return failed(f"follows_meaning should be True or False, got {follows_meaning!r}", "the last line")
+    to_animal, to_street = float(to_animal), float(to_street)
+    if follows_meaning != (to_street > to_animal):
+        return failed("the printed weights do not say that", "compare the head's weight on 'animal' with "
+                      "its weight on 'street'")
+    if follows_meaning:
+        return passed(f"'it' -> 'street' {to_street:.2f} against 'animal' {to_animal:.2f}")
+    return passed(f"it still prefers 'animal' ({to_animal:.2f}) to 'street' ({to_street:.2f}): the head "
+                  "does not follow what 'it' refers to; in the first sentence it was right by chance")
+
+
+@check
+def check_score_spread(answer, d_k: int = 2500) -> bool:
+    """Quiz: the standard deviation of q · k for unit-variance entries, without the scaling."""
+    return number(answer, math.sqrt(d_k),
+                  f"Var(q · k) = d_k = {d_k}, so its standard deviation is √{d_k} = {math.sqrt(d_k):g}: "
+                  "scores that far apart make the softmax one-hot",
+                  low="too small: that is the spread after the division by √d_k, or of one term",
+                  high="too large: the variance is d_k; the question asks for its square root",
+                  where="section 4's variance")
+
+
+@check
+def check_unconverted_mask(answer) -> bool:
+    """Quiz: course_lib's causal mask (True = may attend) passed unchanged to nn.MultiheadAttention."""
+    return choice(answer, "NaN",
+                  {"only the future": "that is what every other query gets; the last query has no future "
+                                      "(look at its row of the mask, read as True = blocked)",
+                   "every position": "torch reads True as blocked, so the mask still blocks something "
+                                     "(look at the last row)",
+                   "only itself": "the diagonal is True in the causal mask, so torch blocks it "
+                                  "(look at the last row, read as True = blocked)"},
+                  "every key of the last query is blocked: the softmax of a row of -inf divides 0 by 0, "
+                  "and its output is NaN (lecture 06 meets it again)", where="the last row of the mask")
+
+
+@check
+def check_flop_ratio(answer, T: int = 1000, d: int = 256) -> bool:
+    """Retrieval (lecture 01): attention's FLOPs over the RNN's for one layer, T tokens of width d."""
+    return number(answer, T / d,
+                  f"4·T²·d / (4·T·d²) = T / d = {T}/{d} ≈ {T / d:.2f}: the counts cross at T = d, and beyond "
+                  "it attention costs T/d times as much",
+                  low="too small: past T = d attention's count is the larger one",
+                  high="too large: both counts are linear in one of T, d and quadratic in the other",
+                  where="lecture 01, section 3")

@@ -1,80 +1,80 @@
 """Checks for the practice exercises of lecture 03 (feed-forward, residuals, normalization, dropout).
 
-Each check prints one line, ``✓ ...`` or ``✗ what is wrong (where to look)``, and returns None, so that
-a check cell shows that line and nothing else.
+Each check prints one line, ``✓ ...``, ``✗ what is wrong (where to look)`` or ``○ not done yet: ...``,
+and returns None, so that a check cell shows that line and nothing else.
 """
 
 from __future__ import annotations
 
-
 import torch
 import torch.nn.functional as F
+from torch import nn
 
-from . import attempt, check, failed, passed, todo, unanswered
+from . import attempt, check, failed, number, passed, todo, unanswered
+
+__all__ = [
+    "check_attention_weights",
+    "check_dropout",
+    "check_ffn_parameters",
+    "check_layer_norm",
+    "check_layer_norm_value",
+    "check_pre_ln_block",
+]
 
 
-__all__ = ["check_residual_prediction", "check_layer_norm", "check_eval_mode"]
-
-CHOICES = ("x", "zeros", "2x")
-
-
-@check
-def check_residual_prediction(prediction, residual_out, x) -> bool:
-    """The student predicted what ``x + sublayer(x)`` is when the sublayer outputs zeros."""
-    if unanswered(prediction):
-        return todo("not done yet: set prediction to one of " + ", ".join(repr(c) for c in CHOICES))
-    if prediction not in CHOICES:
-        return failed(f"prediction should be one of {', '.join(repr(c) for c in CHOICES)}, got {prediction!r}")
-    try:
-        is_identity = torch.equal(residual_out, x)
-    except Exception:  # a changed cell: report, never raise
-        return failed("residual_out is not a tensor like x_res (run the exercise cell as given)")
-    if not is_identity:
-        return failed("residual_out is not x_res any more (run the exercise cell as it was given)")
-    if prediction == "zeros":
-        return failed("zeros is what the sublayer returns, not the residual block "
-                      "(look at what the sublayer's output is added to)")
-    if prediction == "2x":
-        return failed("the input is added once, to the sublayer's output (look at what that output is here)")
-    return passed("x + 0 = x: a residual block whose sublayer outputs zeros is the identity, so its "
-                  "gradient passes straight through")
+def _layer_norm_input() -> torch.Tensor:
+    """(2, 5, 16) float64: tokens of std about 3 and mean about 1, and one token (batch 1, position 4)
+    whose features barely vary (variance about 1e-6), where eps matters."""
+    g = torch.Generator().manual_seed(3)
+    x = 3 * torch.randn(2, 5, 16, generator=g, dtype=torch.float64) + 1           # (B, T, d_model)
+    x[1, 4] = 0.5 + 1e-3 * torch.randn(16, generator=g, dtype=torch.float64)
+    return x
 
 
 @check
 def check_layer_norm(fn) -> bool:
     """The student's ``my_layer_norm(x, eps)`` against ``F.layer_norm`` without gamma and beta."""
     where = "my_layer_norm"
-    g = torch.Generator().manual_seed(3)
-    x = 3 * torch.randn(2, 5, 16, generator=g, dtype=torch.float64) + 1        # (B, T, d_model)
+    x = _layer_norm_input()
     ok, got = attempt(fn, x.clone(), where=where)
     if not ok:
         return False
-    expected = F.layer_norm(x, (16,), eps=1e-5)
     if not isinstance(got, torch.Tensor):
         return failed(f"my_layer_norm should return a tensor, got {type(got).__name__}", where)
     if tuple(got.shape) != tuple(x.shape):
         return failed(f"the output has shape {tuple(got.shape)}, expected the input's {tuple(x.shape)} "
-                      "(keep the reduced axis: keepdim)", where)
+                      "(look at the shapes of mean and var: one per token, kept as an axis of size 1)", where)
     got = got.to(torch.float64)
+    expected = F.layer_norm(x, (16,), eps=1e-5)
     if torch.allclose(got, expected, atol=1e-6):
-        return passed("one mean and one variance per token, over its d_model features: "
+        return passed("one mean and one variance per token, over its d_model features, eps under the root: "
                       "the same numbers as F.layer_norm")
-    d = x.shape[-1]
+    d, eps = x.shape[-1], 1e-5
     mean, biased = x.mean(-1, keepdim=True), x.var(-1, keepdim=True, unbiased=False)
-    if torch.allclose(got, (x - mean) / torch.sqrt(x.var(-1, keepdim=True) + 1e-5), atol=1e-6):
+    centred = x - mean
+    if torch.allclose(got, centred / torch.sqrt(x.var(-1, keepdim=True) + eps), atol=1e-6):
         return failed(f"the variance is divided by d - 1 = {d - 1} (the unbiased estimate); LayerNorm "
                       f"divides by d = {d} (look at how you compute var)", where)
-    if torch.allclose(got, (x - mean) / (biased + 1e-5), atol=1e-6):
-        return failed("the output is divided by the variance; divide by the standard deviation "
-                      "(look at the last line)", where)
-    if torch.allclose(got, x - mean, atol=1e-6):
+    if torch.allclose(got, centred / (biased + eps), atol=1e-6):
+        return failed("the output is divided by the variance, a squared size; the tokens do not come out "
+                      "with standard deviation 1 (look at the last line)", where)
+    if torch.allclose(got, centred, atol=1e-6):
         return failed("the mean is removed but the size is not normalised (look at the last line)", where)
+    # eps outside the root: right everywhere except where the variance is as small as eps
+    quiet = (1, 4)                                                                 # the nearly constant token
+    ratio = (got[quiet].norm() / expected[quiet].norm()).item()
+    loud = torch.ones(x.shape[:2], dtype=torch.bool)
+    loud[quiet] = False
+    if torch.allclose(got[loud], expected[loud], atol=1e-4) and not torch.allclose(got[quiet], expected[quiet], atol=1e-3):
+        return failed(f"right for ordinary tokens, but a token whose features barely vary (variance 1e-6) comes "
+                      f"out {ratio:.2g} times as large as F.layer_norm's: eps does not act where LayerNorm "
+                      "puts it (look at where eps enters the denominator)", where)
     for axis in range(x.dim() - 1):
         m, v = x.mean(axis, keepdim=True), x.var(axis, keepdim=True, unbiased=False)
-        if torch.allclose(got, (x - m) / torch.sqrt(v + 1e-5), atol=1e-6):
+        if torch.allclose(got, (x - m) / torch.sqrt(v + eps), atol=1e-6):
             return failed(f"the statistics are taken over axis {axis}; LayerNorm takes them over the last "
                           "axis, one token's features (look at dim)", where)
-    means, stds = got.mean(-1), got.std(-1, unbiased=False)
+    means, stds = got[loud].mean(-1), got[loud].std(-1, unbiased=False)
     if not torch.allclose(means, torch.zeros_like(means), atol=1e-5):
         return failed("the tokens of the output do not have mean 0 over their features (look at mean)", where)
     return failed(f"each token has mean 0 but a standard deviation of {stds.mean().item():.3g}, not 1 "
@@ -82,17 +82,181 @@ def check_layer_norm(fn) -> bool:
 
 
 @check
-def check_eval_mode(layer, x, out) -> bool:
-    """The student switched a dropout layer to evaluation mode and ran ``out = layer(x)``."""
-    try:
-        training, identical = bool(layer.training), torch.equal(out, x)
-        zeros = int((out == 0).sum())
-    except Exception:  # a changed cell: report, never raise
-        return failed("drop_demo, drop_in or drop_out is not what the exercise cell makes (run it as given)")
-    if training:
-        return failed(f"the layer is still in training mode: {zeros} of {x.numel()} entries are zeroed and "
-                      "the others scaled (look at the line that sets the mode)")
-    if not identical:
-        return failed("the layer is in evaluation mode but drop_out differs from drop_in: was it computed "
-                      "after the mode was set? (run the whole cell)")
-    return passed("in evaluation mode dropout is the identity: nothing zeroed, nothing rescaled")
+def check_dropout(fn) -> bool:
+    """The student's ``my_dropout(x, p, training)``: inverted dropout with a Bernoulli mask."""
+    where = "my_dropout"
+    p, n = 0.2, 200_000
+    ones = torch.ones(n, dtype=torch.float64)
+    with torch.random.fork_rng():                    # the lecture's random numbers stay as they were
+        torch.manual_seed(5)
+        ok, out = attempt(fn, ones.clone(), p, True, where=where)
+        if not ok:
+            return False
+        if not isinstance(out, torch.Tensor) or tuple(out.shape) != (n,):
+            return failed(f"my_dropout should return a tensor of the input's shape ({n},), got "
+                          f"{tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__}", where)
+        out = out.to(torch.float64)
+        dropped = (out == 0).double().mean().item()
+        kept = out[out != 0]
+        if abs(dropped - p) > 0.01:
+            return failed(f"in training {dropped:.1%} of the entries are zeroed, expected p = {p:.0%} "
+                          "(look at how the mask is drawn)", where)
+        values = kept.unique()
+        if values.numel() != 1:
+            return failed(f"on a tensor of ones the kept entries take {values.numel()} different values; "
+                          "every kept entry should be scaled by the same factor (look at the scaling)", where)
+        if abs(values.item() - 1 / (1 - p)) > 1e-9:
+            return failed(f"at p = {p} the kept entries are {values.item():.4g} and the mean of the output is "
+                          f"{out.mean().item():.3f}, not about 1: the expected value is not kept "
+                          "(look at what the kept entries are multiplied by)", where)
+        again = fn(ones.clone(), p, True)
+        if isinstance(again, torch.Tensor) and torch.equal(again.to(torch.float64), out):
+            return failed("two calls in training drop exactly the same entries: the mask must be drawn anew "
+                          "for every call (look at where the random numbers come from)", where)
+        g = torch.Generator().manual_seed(6)
+        x = torch.randn(4, 50, generator=g, dtype=torch.float64)
+        mixed = fn(x.clone(), p, True).to(torch.float64)
+        if not torch.allclose(mixed[mixed != 0], x[mixed != 0] / (1 - p), atol=1e-9):
+            return failed("on a tensor of varied values the kept entries are not x / (1 - p) "
+                          "(look at what the mask multiplies)", where)
+        ok, in_eval = attempt(fn, x.clone(), p, False, where=where)
+        if not ok:
+            return False
+    if not isinstance(in_eval, torch.Tensor) or tuple(in_eval.shape) != tuple(x.shape):
+        return failed("in evaluation (training=False) my_dropout should return a tensor of x's shape", where)
+    if not torch.equal(in_eval.to(torch.float64), x):
+        return failed("in evaluation dropout must return x unchanged: nothing zeroed, nothing rescaled "
+                      "(look at the training=False case)", where)
+    return passed(f"{dropped:.1%} zeroed at p = {p}, the rest x 1/(1 - p) = {1 / (1 - p):.2f}, so the mean stays "
+                  "1; in evaluation the identity, as nn.Dropout")
+
+
+class _Mask(nn.Module):
+    """A dropout stand-in with a fixed mask (so the check is deterministic): zeroes the entries where
+    the mask is 0 and scales the others by 1/0.9, like dropout with P = 0.1 in training."""
+
+    def __init__(self, shape, seed: int = 8):
+        super().__init__()
+        g = torch.Generator().manual_seed(seed)
+        self.register_buffer("mask", (torch.rand(shape, generator=g) > 0.1).double() / 0.9, persistent=False)
+
+    def forward(self, h):
+        return h * self.mask
+
+
+@check
+def check_pre_ln_block(fn) -> bool:
+    """The student's ``pre_ln_block(x, sublayer, norm, dropout)``: x + dropout(sublayer(norm(x)))."""
+    where = "pre_ln_block"
+    g = torch.Generator().manual_seed(7)
+    d = 8
+    x = 2 * torch.randn(2, 5, d, generator=g, dtype=torch.float64) + 0.5          # (B, T, d_model)
+    norm = nn.LayerNorm(d).double()
+    sublayer = nn.Sequential(nn.Linear(d, 16), nn.ReLU(), nn.Linear(16, d)).double()
+    with torch.no_grad():                                                           # weights from g, not the global RNG
+        for param in [*norm.parameters(), *sublayer.parameters()]:
+            param.copy_(torch.randn(param.shape, generator=g, dtype=torch.float64) * 0.5 + (param.dim() == 1) * 0.3)
+    drop = _Mask(x.shape)
+    ok, got = attempt(fn, x.clone(), sublayer, norm, drop, where=where)
+    if not ok:
+        return False
+    with torch.no_grad():
+        expected = x + drop(sublayer(norm(x)))
+        if not isinstance(got, torch.Tensor):
+            return failed(f"pre_ln_block should return a tensor, got {type(got).__name__}", where)
+        got = got.detach().to(torch.float64)
+        if tuple(got.shape) != tuple(x.shape):
+            return failed(f"the block's output has shape {tuple(got.shape)}, expected x's {tuple(x.shape)}", where)
+        if torch.allclose(got, expected, atol=1e-9):
+            return passed("x + Dropout(Sublayer(LN(x))): only the sublayer's input is normalised, and the "
+                          "residual path from output to input is the identity")
+        wrong = {
+            "post": norm(x + drop(sublayer(x))),
+            "post_pre": norm(x + drop(sublayer(norm(x)))),
+            "normed_residual": norm(x) + drop(sublayer(norm(x))),
+            "no_residual": drop(sublayer(norm(x))),
+            "no_dropout": x + sublayer(norm(x)),
+            "dropout_outside": drop(x + sublayer(norm(x))),
+            "dropout_input": x + sublayer(norm(drop(x))),
+            "norm_output": x + drop(norm(sublayer(x))),
+        }
+        if torch.allclose(got, wrong["post"], atol=1e-9) or torch.allclose(got, wrong["post_pre"], atol=1e-9):
+            return failed("the residual sum goes through the norm, so the path from output to input is not an "
+                          "identity: that is post-LN's order (look at what norm is applied to)", where)
+        if torch.allclose(got, wrong["normed_residual"], atol=1e-9):
+            return failed("the residual adds the normalised x, not x: with a sublayer that outputs zeros the "
+                          "block would change its input (look at which x is added back)", where)
+        if torch.allclose(got, wrong["no_residual"], atol=1e-9):
+            return failed("the output is the sublayer's branch alone: x itself is never added back "
+                          "(look at the last line)", where)
+        if torch.allclose(got, wrong["no_dropout"], atol=1e-9):
+            return failed("dropout is never applied: the check's dropout zeroes a tenth of the entries, and none "
+                          "of yours are (look at the sublayer's output)", where)
+        if torch.allclose(got, wrong["dropout_outside"], atol=1e-9):
+            return failed("dropout acts on the whole sum, so entries of x itself are zeroed: the residual path "
+                          "is not an identity any more (look at where dropout is applied)", where)
+        if torch.allclose(got, wrong["dropout_input"], atol=1e-9):
+            return failed("dropout acts on the block's input; the paper drops the sublayer's output, before "
+                          "the sum (look at where dropout is applied)", where)
+        if torch.allclose(got, wrong["norm_output"], atol=1e-9):
+            return failed("the norm acts on the sublayer's output; pre-LN normalises the sublayer's input "
+                          "(look at what norm is applied to)", where)
+        zero_branch = fn(x.clone(), lambda h: torch.zeros_like(h), norm, drop)
+        if isinstance(zero_branch, torch.Tensor) and not torch.allclose(zero_branch.detach().double(), x, atol=1e-9):
+            return failed("with a sublayer that outputs zeros your block does not return x: the residual path "
+                          "is not an identity (look at what is added to what)", where)
+    return failed("the output differs from x + Dropout(Sublayer(LN(x))) (use each of the four parts once, in "
+                  "the order of the pre-LN formula)", where)
+
+
+@check
+def check_ffn_parameters(answer) -> bool:
+    """Quiz: the FFN's parameters at the paper's base size, d_model = 512, d_ff = 2048."""
+    if unanswered(answer):
+        return todo("not done yet: set ffn_parameters to a number")
+    d_model, d_ff = 512, 2048
+    weights = 2 * d_model * d_ff
+    value = weights + d_ff + d_model
+    if answer == weights:
+        return failed(f"{weights:,} counts W1 and W2 only (look at the formula's other two terms)")
+    return number(answer, value, f"2 · 512 · 2048 + 2048 + 512 = {value:,}: about 2.1 M per layer, two thirds of "
+                  "a base layer's parameters", rel_tol=1e-9,
+                  low="too small (look at the formula's four terms: W1, W2, b1, b2)",
+                  high="too large (look at the formula's four terms: W1, W2, b1, b2)", where="ffn_parameters")
+
+
+@check
+def check_layer_norm_value(answer) -> bool:
+    """Quiz: LayerNorm (gamma 1, beta 0, eps ignored) of the token [1, 2, 3, 4]: its last feature."""
+    if unanswered(answer):
+        return todo("not done yet: set last_feature to a number")
+    x = torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float64)
+    value = ((x[-1] - x.mean()) / x.std(unbiased=False)).item()
+    unbiased = ((x[-1] - x.mean()) / x.std(unbiased=True)).item()
+    if isinstance(answer, (int, float)) and abs(answer - unbiased) < 5e-3:
+        return failed(f"{unbiased:.3f} divides the variance by d - 1 = 3; LayerNorm divides by d = 4 "
+                      "(look at how the variance is averaged)")
+    return number(answer, value, f"mean 2.5, variance (2.25 + 0.25 + 0.25 + 2.25) / 4 = 1.25, so "
+                  f"(4 - 2.5) / √1.25 = {value:.3f}", rel_tol=0.0, abs_tol=2e-3,
+                  low="too small (look at the mean and the standard deviation of the four features)",
+                  high="too large (look at the mean and the standard deviation of the four features)",
+                  where="last_feature")
+
+
+@check
+def check_attention_weights(answer) -> bool:
+    """Retrieval quiz (lecture 02): attention weights of one layer, 8 heads, T = 50, one sentence."""
+    if unanswered(answer):
+        return todo("not done yet: set attention_weights to a number")
+    heads, t = 8, 50
+    value = heads * t * t
+    if answer == t * t:
+        return failed(f"{t * t:,} is one head's map (look at how many heads there are)")
+    if answer == heads * t:
+        return failed(f"{heads * t:,} is one weight per token and head; every query has a weight for every key "
+                      "(look at the shape of one head's weights, lecture 02)")
+    return number(answer, value, f"8 heads × 50 queries × 50 keys = {value:,}: a (8, 50, 50) tensor, quadratic "
+                  "in T, while the FFN's cost is linear in T", rel_tol=1e-9,
+                  low="too small (look at the shape of the weights, (num_heads, T, T), in lecture 02)",
+                  high="too large (look at the shape of the weights, (num_heads, T, T), in lecture 02)",
+                  where="attention_weights")

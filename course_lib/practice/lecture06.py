@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import torch
 
-from . import check, failed, passed, todo, unanswered
+from . import attempt, check, choice, failed, number, passed, todo, unanswered
 
-__all__ = ["check_padding_mask", "check_nan_rows", "check_junk_padding"]
+__all__ = ["check_padding_mask", "check_padded_cells", "check_nan_rows", "check_layer_norm_axis",
+           "check_junk_padding", "check_mean_pool", "check_one_long_sentence", "check_bucketed"]
 
 
 @check
@@ -34,6 +35,18 @@ def check_padding_mask(mask, lengths) -> bool:
 
 
 @check
+def check_padded_cells(answer, lengths=(3, 6, 5)) -> bool:
+    """Quiz: the number of padded cells in a batch with these lengths."""
+    T = max(lengths)
+    value = sum(T - n for n in lengths)
+    return number(answer, value,
+                  f"T = {T}, so {len(lengths)} × {T} = {len(lengths) * T} cells for {sum(lengths)} tokens: "
+                  f"{value} of them are padding", abs_tol=0.0, rel_tol=0.0,
+                  low="too few: every sentence is padded up to the longest one",
+                  high="too many: T is the longest length, not a fixed max_len", where="section 2, T = max L_b")
+
+
+@check
 def check_nan_rows(nan_rows, allowed: torch.Tensor) -> bool:
     """Predict which query rows of a ``-inf``-filled softmax are NaN under the mask ``allowed``."""
     if unanswered(nan_rows):
@@ -47,8 +60,25 @@ def check_nan_rows(nan_rows, allowed: torch.Tensor) -> bool:
     if extra:
         return failed(f"row {extra[0]} is not NaN: it may attend to at least one key", "its row of the combined mask")
     if missed:
-        return failed(f"you missed {len(missed)} row(s)", "the combined mask, one row at a time")
+        row = missed[0]
+        cells = " ".join("T" if a else "F" for a in allowed[row].tolist())
+        more = f" (and {len(missed) - 1} more)" if len(missed) > 1 else ""
+        return failed(f"row {row} is NaN too{more}: its combined mask is [{cells}], no key at all",
+                      "causal & not padding, that row")
     return passed(f"rows {truth}: the queries that may attend to no key at all")
+
+
+@check
+def check_layer_norm_axis(answer) -> bool:
+    """Retrieval (lecture 03): over which axis of (B, T, d_model) does LayerNorm take its statistics?"""
+    return choice(answer, "d_model",
+                  {"T": "statistics over the tokens would mix the padded positions into every real one (look at "
+                        "lecture 03: one mean and variance per token)",
+                   "B": "that is BatchNorm's idea: a sentence would then depend on its batch (lecture 03)",
+                   "all": "one mean for the whole batch would let padding and other sentences in (lecture 03)"},
+                  "one mean and one variance per token, over its own features: a padded position cannot "
+                  "reach a real one through LayerNorm, only through attention, which the mask closes",
+                  where="lecture 03, LayerNorm")
 
 
 @check
@@ -57,7 +87,7 @@ def check_junk_padding(filler, out_junk, reference: torch.Tensor, mask: torch.Te
     if unanswered(filler) or unanswered(out_junk):
         return todo("not done yet: set filler and compute out_junk")
     if int(filler) == pad_id:
-        return failed(f"the padded cells still hold the pad id {pad_id}: put a word's id there", "filler")
+        return todo(f"not done yet: the padded cells still hold the pad id {pad_id}: put a word's id there", "filler")
     if not isinstance(out_junk, torch.Tensor) or out_junk.shape != reference.shape:
         return failed(f"out_junk should be the encoder's output, shape {tuple(reference.shape)}")
     real = ~mask
@@ -66,3 +96,87 @@ def check_junk_padding(filler, out_junk, reference: torch.Tensor, mask: torch.Te
         return failed(f"the outputs at the real positions changed (by up to {change:.2f}): with a word in the "
                       "padded cells the encoder no longer finds the padding by itself", "what Encoder needs to know")
     return passed(f"filler {int(filler)} in every padded cell, and the real positions' outputs did not move")
+
+
+@check
+def check_mean_pool(fn) -> bool:
+    """Write ``my_mean_pool(h, key_padding_mask)``: the mean over the real tokens of each sentence."""
+    where = "my_mean_pool"
+    g = torch.Generator().manual_seed(6)
+    h = torch.randn(3, 5, 4, generator=g, dtype=torch.float64)                    # (B, T, d_model)
+    pad = torch.arange(5)[None, :] >= torch.tensor([5, 2, 3])[:, None]               # (B, T), True = padding
+    ok, got = attempt(fn, h.clone(), pad.clone(), where=where)
+    if not ok:
+        return False
+    keep = (~pad).unsqueeze(-1).double()                                               # (B, T, 1)
+    expected = (h * keep).sum(1) / keep.sum(1)
+    if not isinstance(got, torch.Tensor) or tuple(got.shape) != (3, 4):
+        shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
+        return failed(f"the result should be (B, d_model) = (3, 4), one vector per sentence, got {shape}",
+                      "which axis you reduce")
+    got = got.double()
+    if torch.allclose(got, expected, atol=1e-6):
+        return passed("the mean over each sentence's real tokens only: the same vector alone or in any batch")
+    if torch.allclose(got, h.mean(1), atol=1e-6):
+        return failed("the padded positions are averaged in too: sentence 1 (2 real tokens of 5) differs from "
+                      "its mean alone", "what you sum")
+    if torch.allclose(got, (h * keep).sum(1) / h.shape[1], atol=1e-6):
+        return failed("the padding is left out of the sum but still counted in the division: sentence 1's "
+                      "vector is 2/5 of what it should be", "what you divide by")
+    inv = (h * (1 - keep)).sum(1) / (1 - keep).sum(1).clamp(min=1)
+    if torch.allclose(got, inv, atol=1e-6):
+        return failed("this is the mean of the padded positions: True in a key_padding_mask means padding",
+                      "which cells you keep")
+    b = int((got - expected).abs().amax(1).argmax())
+    return failed(f"sentence {b}'s vector differs from the mean of its real tokens", where)
+
+
+@check
+def check_one_long_sentence(answer, B: int = 32, short: int = 10, long: int = 128) -> bool:
+    """Quiz: the padded share of a batch of B sentences, one of ``long`` tokens and the rest ``short``."""
+    value = 1 - (long + (B - 1) * short) / (B * long)
+    return number(answer, value,
+                  f"{B} × {long} = {B * long:,} cells hold {long + (B - 1) * short} tokens: {value:.1%} is padding, "
+                  "paid for by every sentence in the batch", rel_tol=0.01, abs_tol=0.005,
+                  low="too small: the whole batch is padded to the one long sentence",
+                  high="too large: the long sentence and the short ones' real tokens are not padding",
+                  where="padding = 1 − real tokens / (B × T)")
+
+
+@check
+def check_bucketed(fn, order: torch.Tensor, lengths: torch.Tensor, batch_size: int, pool: int,
+                   random_share: float) -> bool:
+    """Write ``bucketed(order)``: cut the shuffled ``order`` into pools of ``pool`` sentences, sort each pool
+    by length, cut it into batches of ``batch_size``; then measure its padded share."""
+    where = "bucketed"
+    ok, batches = attempt(fn, order.clone(), where=where)
+    if not ok:
+        return False
+    try:
+        batches = [torch.as_tensor(b).flatten().long() for b in batches]
+    except Exception:
+        return failed(f"bucketed should return a list of index tensors, got {type(batches).__name__}", where)
+    if not batches:
+        return todo("not done yet: bucketed returned no batches", where)
+    seen = torch.cat(batches)
+    counts = torch.bincount(seen, minlength=len(lengths))
+    if (counts != 1).any():
+        missing, twice = int((counts == 0).sum()), int((counts > 1).sum())
+        return failed(f"every sentence should be in exactly one batch: {missing} are in none, {twice} in more "
+                      "than one", "how you cut the pools and the batches")
+    if any(len(b) > batch_size for b in batches):
+        return failed(f"a batch holds {max(len(b) for b in batches)} sentences, more than {batch_size}",
+                      "the cut into batches")
+    pool_of = torch.empty(len(order), dtype=torch.long)
+    pool_of[order] = torch.arange(len(order)) // pool                             # the pool of each sentence
+    mixed = sum(int(pool_of[b].unique().numel() > 1) for b in batches)
+    real = sum(int(lengths[b].sum()) for b in batches)
+    cells = sum(len(b) * int(lengths[b].max()) for b in batches)
+    share = 1 - real / cells
+    if mixed:
+        return failed(f"{mixed} batches mix sentences of different pools: that sorts (nearly) the whole set, "
+                      "so every epoch gets the same batches", "sort within each pool, not across")
+    if share > 0.5 * random_share:
+        return failed(f"{share:.1%} padding, against {random_share:.1%} in random batches: the batches still "
+                      "mix long and short sentences", "the sort inside each pool")
+    return passed(f"{share:.1%} padding instead of {random_share:.1%}, and the batches still change with the shuffle")

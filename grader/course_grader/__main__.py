@@ -18,7 +18,15 @@ seeds of your own, before `nbgrader generate_assignment`: the repository's seeds
 
 Show the points of each part (the nbgrader metadata of the source notebook, what nbgrader grades with),
 or change them: `points multi_head_attention=5 answer_reverser=3` sets the points of a part's test cell
-or of a written answer, and the table and headings of the notebook's text; then generate_assignment."""
+or of a written answer, and the table and headings of the notebook's text; then generate_assignment.
+
+       python -m course_grader lms-times ASSIGNMENT EXPORT [--timezone ZONE]
+       python -m course_grader scores ASSIGNMENT
+       python -m course_grader lms-feedback ASSIGNMENT WORKSHEET [--out moodle_feedback.zip]
+
+The LMS round trip (grader/course_grader/lms.py): write each submission's timestamp.txt from Moodle's
+grading worksheet or Canvas's submissions list, show the score table before export, and pack
+feedback/ for Moodle's feedback-files upload."""
 
 
 def main(argv=None) -> int:
@@ -31,6 +39,9 @@ def main(argv=None) -> int:
     if argv[0] == "points":
         from .points import main as points_main
         return points_main(argv[1:])
+    if argv[0] in ("lms-times", "scores", "lms-feedback"):
+        from .lms import main as lms_main
+        return lms_main(argv)
     if argv[0] != "autograde":
         print(f"unknown command {argv[0]!r}\n\n{USAGE}", file=sys.stderr)
         return 2

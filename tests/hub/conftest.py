@@ -22,12 +22,14 @@ def pytest_configure(config):
 
 @pytest.fixture(scope="module")
 def demo():
-    """The class of the README: an instructor and three students (names unique to this run)."""
+    """The class of the README: an instructor, a teaching assistant and three students (names unique
+    to this run)."""
     why = hub_class.missing()
     if why:
         pytest.fail(why, pytrace=False)
     sfx = secrets.token_hex(2)
-    cls = hub_class.DemoClass(instructor=f"teach{sfx}", students=[f"ada{sfx}", f"bob{sfx}", f"eve{sfx}"])
+    cls = hub_class.DemoClass(instructor=f"teach{sfx}", students=[f"ada{sfx}", f"bob{sfx}", f"eve{sfx}"],
+                              tas=[f"tina{sfx}"])
     try:
         cls.start()
         print(f"hub class up in {cls.timings['start']:.1f} s: "

@@ -24,6 +24,7 @@ import re
 import secrets
 import subprocess
 import time
+import urllib.error
 from pathlib import Path
 
 import chromium
@@ -210,6 +211,31 @@ def run_class(demo, tmp_path, timings: dict, shots: list) -> None:
     timings["feedback"] = time.monotonic() - t - timings["grading"]
     private("after the feedback was released")
 
+    # 3b. A teaching assistant grades in the course's shared grading server (a hub service run as the
+    #     course's account; the instructor and the TAs are in its group): same gradebook, every student
+    #     listed; a student is refused there.
+    t = time.monotonic()
+    gradebook = f"{demo.grading_url}/formgrader/gradebook/{ASSIGNMENT}/{NOTEBOOK.removesuffix('.ipynb')}"
+    for ta in demo.tas:
+        with chromium.persistent_context(tmp_path / f"chromium-{ta}") as context:
+            page = login(context, demo, ta, shot)
+            assert page.locator("text=Formgrader").count() == 0, "a TA's own server has the formgrader"
+            page.goto(gradebook, wait_until="domcontentloaded")
+            page.locator("tbody tr").nth(len(demo.students) - 1).wait_for(timeout=60_000)
+            page.get_by_text("Show All Names").click()
+            rows = page.locator("tbody tr").all_inner_texts()
+            shot(page, "ta_shared_gradebook")
+            for student in demo.students:
+                assert any(student in r for r in rows), f"{ta} does not see {student} in the shared gradebook"
+        demo.api("DELETE", f"/hub/api/users/{ta}/server", timeout=60)
+    with chromium.persistent_context(tmp_path / f"chromium-{ada}-grading") as context:
+        page = login(context, demo, ada, shot, wait_for_lab=False)
+        response = page.goto(gradebook, wait_until="domcontentloaded")
+        assert response is not None and response.status == 403, (
+            f"a student reached the grading server: {response and response.status} {page.url}")
+    stop_server(demo, ada)
+    timings["TA"] = time.monotonic() - t
+
     # 4. Each student fetches their feedback in the Assignments tab and reads their score.
     final = grading["root"][1]
     for student in demo.students:
@@ -274,11 +300,14 @@ def broken_markdown_images(page, path: str, timeout: float = 15.0) -> list[str]:
 def role_of(demo, name: str) -> str:
     if name == demo.instructor:
         return "instructor"
+    if name in demo.tas:
+        return "ta"
     return {0: "ada_correct", 1: "bob_bug", 2: "eve_attack"}[demo.students.index(name)]
 
 
-def login(context, demo, name: str, shot):
-    """Log `name` in through the hub's login form; wait for their JupyterLab (spawned on login)."""
+def login(context, demo, name: str, shot, wait_for_lab: bool = True):
+    """Log `name` in through the hub's login form; wait for their JupyterLab (spawned on login), or,
+    with ``wait_for_lab=False``, only until the hub has taken the login."""
     page = context.new_page()
     page.goto(f"{demo.url}/hub/login", wait_until="domcontentloaded")
     page.fill("input[name=username]", name)
@@ -287,9 +316,25 @@ def login(context, demo, name: str, shot):
         shot(page, f"{role_of(demo, name)}_login")
         shot.logged_in.add(name)
     page.click("[type=submit]")
+    if not wait_for_lab:
+        page.wait_for_url(lambda url: "/hub/login" not in url, timeout=60_000)
+        return page
     page.wait_for_url(re.compile(rf"/user/{name}/lab"), timeout=180_000)
     lab_page.wait_for_lab(page, timeout=120)
     return page
+
+
+def stop_server(demo, name: str, timeout: float = 180.0) -> None:
+    """Stop `name`'s server, also one the hub is still spawning (it refuses to stop it until then)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            demo.api("DELETE", f"/hub/api/users/{name}/server", timeout=60)
+            return
+        except urllib.error.HTTPError as exc:
+            if exc.code != 400 or time.monotonic() > deadline:
+                raise
+            time.sleep(2)
 
 
 def open_assignments(page):

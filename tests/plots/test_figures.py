@@ -5,8 +5,14 @@ import json
 import re
 from pathlib import Path
 
+import matplotlib
 import matplotlib.pyplot as plt
+import numpy as np
 import pytest
+from matplotlib.lines import Line2D
+from matplotlib.patches import FancyArrowPatch, PathPatch
+from matplotlib.spines import Spine
+from matplotlib.transforms import Bbox
 
 from course_lib.plots import figures
 
@@ -119,3 +125,100 @@ def test_layout_problems_sees_text_leaving_its_box():
     problems = figures.layout_problems(c.fig)
     plt.close(c.fig)
     assert problems == ["text leaves its box: 'a label far too long for its box'"]
+
+
+# ---------------------------------------------------------------- no line runs through a text
+def _polylines(artist) -> list:
+    """The display-coordinate polylines a line or an arrow draws (curves sampled, arrow heads included)."""
+    if isinstance(artist, Line2D) and (artist.get_linestyle() in ("None", "", " ") or len(artist.get_xydata()) < 2):
+        return []                                                    # markers only (ticks, dots)
+    path = artist.get_transform().transform_path(artist.get_path())
+    lines, current = [], []
+    for curve, code in path.iter_bezier():
+        points = curve(np.linspace(0, 1, 2 if curve.degree == 1 else 24))
+        if code == 1:                                               # MOVETO: a new polyline
+            if len(current) > 1:
+                lines.append(np.array(current))
+            current = [tuple(points[0])]
+            continue
+        current = current or [tuple(points[0])]
+        current += [tuple(p) for p in points[1:]]
+    if len(current) > 1:
+        lines.append(np.array(current))
+    return lines
+
+
+def _segment_meets(p, q, box) -> bool:
+    """Liang-Barsky: does the segment p-q meet the box (x0, y0, x1, y1)?"""
+    x0, y0, x1, y1 = box
+    t0, t1 = 0.0, 1.0
+    dx, dy = q[0] - p[0], q[1] - p[1]
+    for pk, qk in ((-dx, p[0] - x0), (dx, x1 - p[0]), (-dy, p[1] - y0), (dy, y1 - p[1])):
+        if pk == 0:
+            if qk < 0:
+                return False
+            continue
+        t = qk / pk
+        t0, t1 = (max(t0, t), t1) if pk < 0 else (t0, min(t1, t))
+        if t0 > t1:
+            return False
+    return True
+
+
+def text_crossings(fig, tolerance: float = 1.0) -> list[str]:
+    """Every text that a line, an arrow or a path runs through (its bounding box, shrunk by
+    ``tolerance`` pixels, meets a segment), less those the figure declares in its attribute
+    ``course_crossings`` ({text: why the crossing is wanted})."""
+    renderer = fig.canvas.get_renderer()
+    fig.draw_without_rendering()
+    allowed = getattr(fig, "course_crossings", {})
+    texts = [t for t in fig.findobj(matplotlib.text.Text) if t.get_visible() and t.get_text().strip()
+             and t.figure is fig and t.get_text() not in allowed]
+    strokes = [a for a in fig.findobj(lambda a: isinstance(a, (Line2D, FancyArrowPatch))
+                                      or (isinstance(a, PathPatch) and not isinstance(a, Spine)))
+               if a.get_visible()]
+    polylines = [(a, _polylines(a)) for a in strokes]
+    found = []
+    for t in texts:
+        box = t.get_window_extent(renderer).padded(-tolerance)
+        for artist, lines in polylines:
+            clip = artist.get_clip_box() if artist.get_clip_on() else None
+            seen = Bbox.intersection(box, clip) if clip is not None else box
+            if seen is None:
+                continue
+            edges = (seen.x0, seen.y0, seen.x1, seen.y1)
+            if any(_segment_meets(line[i], line[i + 1], edges) for line in lines for i in range(len(line) - 1)):
+                found.append(f"{t.get_text()!r} is crossed by a {type(artist).__name__}")
+                break
+    return found
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_no_line_runs_through_a_text(name):
+    """For every registered figure: no line or arrow crosses a label, unless the figure says why."""
+    fig = figures.draw(name)
+    try:
+        allowed = getattr(fig, "course_crossings", {})
+        assert all(isinstance(why, str) and why.strip() for why in allowed.values()), allowed
+        assert text_crossings(fig) == []
+    finally:
+        plt.close(fig)
+
+
+def test_text_crossings_sees_a_line_an_arrow_and_a_curve_through_a_label():
+    from course_lib.plots.diagrams.canvas import Canvas
+
+    c = Canvas(6, 2)
+    c.text(1.0, 1.0, "crossed by a line")
+    c.line((1.0, 0.2), (1.0, 1.8))
+    c.text(3.0, 1.0, "by an arrow")
+    c.arrow((2.4, 1.0), (3.6, 1.0))
+    c.text(5.0, 1.0, "by a curve")
+    c.arrow((4.2, 0.3), (5.8, 0.3), connection="arc3,rad=-0.9")     # bulges up through the label
+    c.text(3.0, 0.3, "clear of everything")
+    c.arrow((2.0, 1.6), (4.0, 1.6))
+    problems = text_crossings(c.fig)
+    assert [p.split("'")[1] for p in problems] == ["crossed by a line", "by an arrow", "by a curve"], problems
+    c.fig.course_crossings = {"by an arrow": "a test: declared on purpose"}
+    assert len(text_crossings(c.fig)) == 2
+    plt.close(c.fig)

@@ -40,3 +40,51 @@ def test_frames_follow_the_decoding_loop():
     assert lecture01.decoding_prefix(5) == (["<bos>", "down", "sat", "cat", "the"], "<eos>")
     with pytest.raises(ValueError, match=r"step: expected an int in \[1, 5\], got 6"):
         lecture01.decoding_prefix(6)
+
+
+def test_the_encoder_output_hops_over_the_residual_it_crosses():
+    """transformer.svg: where the encoder's output crosses a decoder residual line, the route hops
+    over it (the lines do not join there); every other vertical line it passes is not crossed."""
+    import numpy as np
+
+    from course_lib.plots.diagrams.overview import draw_transformer
+
+    with course_style():
+        fig = draw_transformer()
+    try:
+        ax = fig.axes[0]
+        (route,) = [line for line in ax.lines if line.get_gid() == "crossing"]
+        xs, ys = (np.asarray(v, dtype=float) for v in route.get_data())
+        route_y = ys[-1]
+        flat = xs[(ys == route_y)]
+        lo, hi = flat.min(), flat.max()
+        crossed = []
+        for line in ax.lines:
+            lx, ly = (np.asarray(v, dtype=float) for v in line.get_data())
+            for (x0, y0), (x1, y1) in zip(zip(lx, ly), zip(lx[1:], ly[1:])):
+                if x0 == x1 and lo < x0 < hi and min(y0, y1) < route_y < max(y0, y1):
+                    crossed.append(x0)
+        assert crossed, "the route crosses no vertical line any more: is the hop still needed?"
+        for x in crossed:
+            near = np.abs(xs - x) < 1e-9
+            assert near.any() and ys[near].max() > route_y, f"the route crosses x = {x:.2f} without a hop"
+    finally:
+        plt.close(fig)
+
+
+def test_the_residuals_leave_every_position():
+    """encoder_layer.svg: each residual taps the path of every position (a dot on each), not one."""
+    from course_lib.plots.diagrams.layer import draw_encoder_layer
+    from course_lib.plots.style import COLORS
+
+    with course_style():
+        fig = draw_encoder_layer()
+    try:
+        dots = [line.get_xydata()[0] for line in fig.axes[0].lines
+                if line.get_marker() == "o" and line.get_color() == COLORS["residual"]]
+        rows = {}
+        for x, y in dots:
+            rows.setdefault(round(float(y), 3), set()).add(round(float(x), 3))
+        assert len(rows) == 2 and all(len(xs) == 4 for xs in rows.values()), rows
+    finally:
+        plt.close(fig)

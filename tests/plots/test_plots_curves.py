@@ -23,6 +23,16 @@ def test_plot_curves_and_probabilities():
         plots.plot_probabilities(torch.zeros(3), temperature=0)
 
 
+def test_probability_labels_sit_on_their_own_bars_not_on_the_reference_outline():
+    logits = torch.tensor([3.0, 2.2, 1.6, 1.2, 0.8, 0.3, 0.0, -1.5])
+    fig, ax = plots.plot_probabilities(logits, temperature=4.0)             # dashed outline: tau = 1
+    p = torch.softmax(logits / 4.0, dim=0)
+    labels = [t for t in ax.texts if t.get_text().startswith("0.")]
+    assert [t.get_text() for t in labels] == [f"{v:.2f}" for v in p.tolist()]
+    for text, value in zip(labels, p.tolist()):
+        assert text.get_position()[1] == pytest.approx(value + 0.015)      # its own bar's top, not max(p, ref)
+
+
 def test_coinciding_series_stay_visible():
     fig, ax = plots.plot_curves([1, 2, 3], {"a": [1.0, 2.0, 3.0], "b": [1.0, 2.0, 3.0]}, legend="below")
     styles = [line.get_linestyle() for line in ax.get_lines()]

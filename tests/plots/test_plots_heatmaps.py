@@ -37,3 +37,38 @@ def test_every_colorbar_says_what_it_measures():
     assert fig.axes[-1].get_ylabel() == "cosine similarity"
     fig, ax = plots.plot_positional_encoding(torch.zeros(4, 6))
     assert fig.axes[-1].get_ylabel() == "PE value"
+
+
+def _extent(fig, maps, cax):
+    """(bottom, top) of the maps as drawn and of the colorbar, in figure fractions."""
+    fig.canvas.draw()
+    boxes = [a.get_position() for a in maps]
+    bar = cax.get_position()
+    return (min(b.y0 for b in boxes), max(b.y1 for b in boxes)), (bar.y0, bar.y1)
+
+
+@pytest.mark.parametrize("case", ["heatmap", "heatmap in a row", "attention", "heads", "layers x heads"])
+def test_the_colorbar_is_as_tall_as_the_map(case):
+    """The bar starts and ends where the drawn maps do (it was taller, up to the figure's top edge)."""
+    words = [f"w{i}" for i in range(15)]
+    if case == "heatmap":
+        fig, ax = plots.plot_heatmap(torch.rand(15, 15), words, words, title="t")
+        maps = [ax]
+    elif case == "heatmap in a row":
+        fig, axes = plt.subplots(1, 3, figsize=(14, 4.6), layout="constrained")
+        for a in axes:
+            plots.plot_heatmap(torch.rand(12, 12), ax=a, title="x")
+        maps = [axes[0]]
+    elif case == "attention":
+        fig, ax = plots.plot_attention(weights(15, 15), words)
+        maps = [ax]
+    elif case == "heads":
+        fig, axes = plots.plot_attention(torch.softmax(torch.randn(2, 15, 15), -1), words)
+        maps = list(axes)
+    else:
+        fig, axes = plots.plot_attention(torch.softmax(torch.randn(3, 4, 9, 9), -1))
+        maps = list(axes.flat)
+    cax = next(a for a in fig.axes if a.get_ylabel() in ("value", "attention weight") and a not in maps)
+    (m0, m1), (c0, c1) = _extent(fig, maps, cax)
+    assert abs(c0 - m0) < 0.005 and abs(c1 - m1) < 0.005, f"maps {m0:.3f}-{m1:.3f}, colorbar {c0:.3f}-{c1:.3f}"
+    plt.close(fig)

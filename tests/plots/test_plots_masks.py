@@ -57,6 +57,9 @@ def test_plot_masks_draws_several_masks_in_one_figure():
         assert ax.get_legend() is not None
     assert "True = padding" in axes[0].get_legend().get_texts()[1].get_text()
     assert "1 = keep" in axes[2].get_legend().get_texts()[0].get_text()
+    fig, axes = plots.plot_masks([~pad, ~pad[:1]], "attend")   # one convention: one legend for the figure
+    assert all(ax.get_legend() is None for ax in axes) and len(fig.legends) == 1
+    assert "True = may attend" in fig.legends[0].get_texts()[0].get_text()
     with pytest.raises(CourseValueError, match="conventions"):
         plots.plot_masks([pad, pad], ["pad"] * 3)
     with pytest.raises(CourseTypeError, match="masks"):

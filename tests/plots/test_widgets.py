@@ -161,3 +161,26 @@ def test_fallback_controls_the_first_figure_only(fallback):
     assert Image.open(io.BytesIO(_png(update.call_args.args[0]))).size == full
     with pytest.raises(CourseValueError, match="fallback"):
         widgets.attention_explorer(_weights(), fallback="small")
+
+
+@pytest.mark.parametrize("make", [
+    lambda: widgets.pe_explorer(max_len=16, d_model=8, dims=(0, 1)),
+    lambda: widgets.attention_explorer(_weights(), layer=0, head=1),
+    lambda: widgets.temperature_explorer(torch.tensor([1.0, 2.0, 0.5])),
+    lambda: widgets.interactive_figure(lambda k: plt.figure(), k=(1, 3)),
+], ids=["pe", "attention", "temperature", "generic"])
+def test_every_control_has_a_plain_text_label_and_a_tooltip(make):
+    """Keyboard and screen-reader users: a native input per control, labelled in plain text."""
+    explorer = make()
+    for name, control in explorer.controls.items():
+        assert control.description == name and control.description_allow_html is False
+        assert control.tooltip and not control.disabled
+
+
+def test_the_static_figure_carries_its_alt_text():
+    explorer = widgets.pe_explorer(max_len=16, d_model=8, dims=(0, 1), length=12)
+    assert "12 positions" in explorer.alt and "features 0, 1" in explorer.alt
+    with capture_output() as captured:
+        display(explorer)
+    figure = [o for o in captured.outputs if "image/png" in o.data][0]
+    assert figure.metadata["image/png"]["alt"] == explorer.alt

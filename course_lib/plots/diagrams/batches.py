@@ -69,14 +69,15 @@ def draw_padded_batch():
            fontweight="bold")
     notes = ("The mask removes padded keys: their",
              "scores get the most negative float",
-             "(−∞ in the paper), so after the softmax",
-             "their weights are exactly 0 and",
+             "(the paper's −∞ is for its decoder's",
+             "causal mask; it never mentions padding),",
+             "so their weights are exactly 0 and",
              "each real row still sums to 1.",
              "Padded query rows are computed too,",
              "but nothing reads them: the next layer",
              "masks them again, pooling skips them.")
     for i, line in enumerate(notes):
-        c.text(4.3, 2.5 - i * 0.28, line, fontsize=10, ha="left", color="0.15" if i < 5 else NOTE)
+        c.text(4.3, 2.6 - i * 0.28, line, fontsize=10, ha="left", color="0.15" if i < 6 else NOTE)
     return c.fig
 
 

@@ -12,7 +12,7 @@ from ..style import COLORS, position_color
 from .canvas import Canvas
 
 NOTE = COLORS["note"]
-VOCAB = ["<pad>", "the", "cat", "sat", "on", "mat"]
+VOCAB = ["<pad>", "the", "cat", "[MASK]", "sat", "mat"]
 
 
 def _bars(c: Canvas, x, y_top, words, probs, row_h=0.24, length=1.0, highlight=None):
@@ -28,11 +28,13 @@ def _bars(c: Canvas, x, y_top, words, probs, row_h=0.24, length=1.0, highlight=N
 
 def draw_embedding_output():
     """Token ids -> embedding lookup (x sqrt(d_model)) -> encoder -> output linear layer (its
-    weight optionally tied to the embedding) -> softmax over the vocabulary."""
+    weight tied to the embedding) -> softmax over the vocabulary, at a masked position: an encoder
+    reads the whole sentence, so it scores the token hidden under [MASK] (BERT's task), not a next
+    token."""
     c = Canvas(8.6, 4.0)
     c.title("In and out: embedding lookup, ..., output layer and softmax over the vocabulary")
     cell, d = 0.2, 4
-    ids = {"the": 1, "cat": 2, "sat": 3}
+    ids = {"the": 1, "cat": 2, "[MASK]": 3}
     ys = [2.75, 2.15, 1.55]
     for (word, i), y, t in zip(ids.items(), ys, range(3)):
         c.text(0.2, y, f"{word}", fontsize=10, ha="left", style="italic")
@@ -53,16 +55,16 @@ def draw_embedding_output():
         c.arrow((3.85, y), (4.08, y), lw=1.0, head=7)
     c.arrow((5.42, 1.55), (5.62, 1.55), lw=1.0, head=7)
     c.cells(5.65, 1.55 - cell / 2, d, cell, COLORS["hidden"], edge="0.3")
-    c.text(6.05, 1.15, "$h_t$ of “sat”", fontsize=9.5, va="top")
+    c.text(6.05, 1.15, "$h_t$ at [MASK]", fontsize=9.5, va="top")
     c.arrow((6.05, 1.68), (6.05, 2.02))
     c.cbox(6.05, 2.3, 1.1, 0.52, "$h_t E^\\top + b$", fill=COLORS["out"], fontsize=10)
     c.text(6.05, 2.75, "output layer\n(weights tied to E)", fontsize=9, color=NOTE, va="bottom")
-    logits = np.array([-3.0, 0.4, 0.9, 0.2, 2.3, 1.1])
+    logits = np.array([-3.0, 0.4, 0.9, -2.0, 2.3, 1.1])
     probs = np.exp(logits) / np.exp(logits).sum()
-    c.arrow((6.62, 2.3), (7.25, 2.3))
-    c.text(6.95, 2.2, "softmax", fontsize=9, color=NOTE, va="top")      # clear of the words on the right
+    c.arrow((6.62, 2.3), (7.08, 2.3))
+    c.text(6.9, 2.36, "softmax", fontsize=9, color=NOTE, va="bottom")   # clear of the words on the right
     _bars(c, 7.75, 2.95, VOCAB, probs, length=0.7, highlight=int(np.argmax(probs)))
-    c.text(7.9, 3.32, "p(next token)", fontsize=9.5, fontweight="bold")
+    c.text(7.75, 3.32, "p(token at [MASK])", fontsize=9.5, fontweight="bold")
     c.text(0.2, 0.45, "Tied weights (Press & Wolf 2017; Vaswani et al. 2017, section 3.4): the output layer "
            "reuses E,\nso a token's input vector and its output vector are the same learned vector.",
            fontsize=9.5, ha="left", color=NOTE)
@@ -108,7 +110,8 @@ def draw_positional_waves():
     pe = sinusoidal_positional_encoding(n_pos, d_model).numpy()
     fig = plt.figure(figsize=(8.6, 4.6), layout="constrained")
     grid = fig.add_gridspec(len(dims), 2, width_ratios=(6.2, 1.0))
-    fig.suptitle("Positional encoding: a wave per dimension, a position is a vertical slice", fontsize=12)
+    fig.suptitle(f"Positional encoding (d_model = {d_model}): a wave per dimension, a position is a vertical slice",
+                 fontsize=12)
     for r, dim in enumerate(dims):
         ax = fig.add_subplot(grid[r, 0])
         i = dim // 2

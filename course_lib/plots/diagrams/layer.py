@@ -33,9 +33,11 @@ def draw_encoder_layer():
         c.text(x, 0.25, f"position {t}", fontsize=9, color=position_color(t))
     # self-attention: every position reads every position
     c.box(left, 1.35, right - left, 0.55, "multi-head self-attention", fill=COLORS["attn"])
+    bus = 0.74                                            # the first residual: one tap per position
     for t, x_from in enumerate(xs):
+        c.line((x_from, 0.63), (x_from, 0.84), color=position_color(t), lw=0.8)
         for x_to in xs:
-            c.arrow((x_from, 0.63), (x_to, 1.33), color=position_color(t), lw=0.8, head=6)
+            c.arrow((x_from, 0.84), (x_to, 1.33), color=position_color(t), lw=0.8, head=6)
     y = 1.9
     c.box(left, y + 0.3, right - left, 0.38, "Add & Norm", fill=COLORS["norm"])
     for x in xs:
@@ -51,11 +53,14 @@ def draw_encoder_layer():
     for x in xs:
         c.arrow((x, y + 0.38), (x, y + 0.7))
     _vector_row(c, xs, y + 0.72, n, fills=light)
-    # residual connections around both sublayers, on the left
+    # residual connections around both sublayers, on the left: each leaves the whole stream, a tap
+    # (a dot) on every position's path joining one line, as x + Sublayer(x) adds x at every position
     res = left - 0.35
-    c.arrow((xs[0] - 0.4, 0.53), (res, 0.53), (res, 2.39), (left, 2.39), color=COLORS["residual"])
-    c.dot(xs[0], 2.63, color=COLORS["residual"])      # the second residual leaves the stream above Add & Norm
-    c.arrow((xs[0], 2.63), (res + 0.12, 2.63), (res + 0.12, 4.09), (left, 4.09), color=COLORS["residual"])
+    bus2 = 2.8
+    for bus_y, res_x, top in ((bus, res, 2.39), (bus2, res + 0.12, 4.09)):
+        c.arrow((xs[-1], bus_y), (res_x, bus_y), (res_x, top), (left, top), color=COLORS["residual"])
+        for x in xs:
+            c.dot(x, bus_y, color=COLORS["residual"])
     c.text(res - 0.08, 1.45, "residual", fontsize=9, color=COLORS["residual"], ha="right", rotation=90)
     # shapes and notes on the right
     notes = ((0.53, "(B, T, d_model) in"), (1.62, "positions mix here:\nevery query reads every key"),

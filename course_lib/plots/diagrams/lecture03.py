@@ -1,5 +1,5 @@
-"""Lecture 03's own figures: dropout, where the paper applies it and what it does in training
-against evaluation."""
+"""Lecture 03's own figures: dropout, where the paper applies it (and where PyTorch and the Annotated
+Transformer add it), and what it does in training against evaluation."""
 
 from __future__ import annotations
 
@@ -24,7 +24,6 @@ def _flow_sublayer(c: Canvas, y: float):
     c.dot(0.52, y, color=COLORS["residual"])
     c.arrow((0.52, y), (0.52, y - 0.42), (3.15, y - 0.42), (3.15, y - 0.13), color=COLORS["residual"], head=8)
     c.text(1.85, y - 0.6, "residual", fontsize=9, color=COLORS["residual"])
-    c.text(2.45, y + 0.45, "each sublayer (attention, FFN)", fontsize=10, fontweight="bold")
 
 
 def _flow_input(c: Canvas, y: float):
@@ -38,19 +37,45 @@ def _flow_input(c: Canvas, y: float):
     c.box(6.9, y - 0.2, 0.9, 0.4, "Dropout", fill=DROP)
     c.arrow((7.82, y), (8.05, y))
     c.text(8.1, y, "layer 1", fontsize=10, ha="left")
-    c.text(6.6, y + 0.45, "the encoder's input", fontsize=10, fontweight="bold")
+
+
+def _flow_added(c: Canvas, y: float):
+    """The two places PyTorch and the Annotated Transformer add: attention weights, FFN hidden layer."""
+    dashed = (0, (4, 2))
+    c.box(0.3, y - 0.2, 1.55, 0.4, "softmax(QKᵀ/√d_k)", fill=COLORS["sublayer"], fontsize=9.5)
+    c.arrow((1.87, y), (2.05, y))
+    c.box(2.07, y - 0.2, 0.9, 0.4, "Dropout", fill=DROP, linestyle=dashed)
+    c.arrow((2.99, y), (3.17, y))
+    c.box(3.19, y - 0.2, 0.75, 0.4, "· V", fill=COLORS["sublayer"])
+    c.text(2.1, y + 0.42, "3. attention weights", fontsize=10, fontweight="bold")
+    c.box(4.88, y - 0.2, 1.35, 0.4, "Linear, ReLU", fill=COLORS["sublayer"])
+    c.arrow((6.25, y), (6.43, y))
+    c.box(6.45, y - 0.2, 0.9, 0.4, "Dropout", fill=DROP, linestyle=dashed)
+    c.arrow((7.37, y), (7.55, y))
+    c.box(7.57, y - 0.2, 0.85, 0.4, "Linear", fill=COLORS["sublayer"])
+    c.text(6.6, y + 0.42, "4. the FFN's hidden layer", fontsize=10, fontweight="bold")
 
 
 def draw_dropout():
-    """Dropout, P = 0.1 (Vaswani et al. 2017, section 5.4): on every sublayer's output before the
-    residual sum, and on the sum of embeddings and positions; in training it zeroes each entry with
-    probability P and scales the others by 1/(1 - P), in evaluation it does nothing."""
-    c = Canvas(8.8, 4.6)
-    c.title("Dropout, P = 0.1: where the paper applies it, and training against evaluation")
-    y = 3.55
+    """Dropout, P = 0.1. The paper's two places (Vaswani et al. 2017, section 5.4): every sublayer's
+    output before the residual sum, and the sum of embeddings and positions. Two more that PyTorch's
+    ``nn.TransformerEncoderLayer`` and the Annotated Transformer add (not in the paper, dashed): the
+    attention weights and the FFN's hidden layer. In training dropout zeroes each entry with
+    probability P and scales the others by 1/(1 - P); in evaluation it does nothing."""
+    c = Canvas(8.8, 6.3)
+    c.title("Dropout, P = 0.1: where it acts, and training against evaluation")
+    c.text(0.2, 5.62, "In the paper (section 5.4):", fontsize=10.5, ha="left", style="italic", color=NOTE)
+    y = 4.95
     _flow_sublayer(c, y)
     _flow_input(c, y)
-    c.line((4.75, 2.75), (4.75, 4.05), color="0.8", lw=1.0)
+    c.text(2.45, y + 0.45, "1. each sublayer's output", fontsize=10, fontweight="bold")
+    c.text(6.6, y + 0.45, "2. the encoder's input", fontsize=10, fontweight="bold")
+    c.line((4.75, 4.15), (4.75, 5.45), color="0.8", lw=1.0)
+    c.line((0.2, 3.95), (8.6, 3.95), color="0.8", lw=1.0)
+    c.text(0.2, 3.72, "Added by PyTorch (nn.TransformerEncoderLayer) and the Annotated Transformer, "
+           "not in the paper (dashed):", fontsize=10.5, ha="left", style="italic", color=NOTE)
+    _flow_added(c, 3.0)
+    c.line((4.75, 2.75), (4.75, 3.5), color="0.8", lw=1.0)
     c.line((0.2, 2.55), (8.6, 2.55), color="0.8", lw=1.0)
     # what it does to a vector of ones
     n, cell, x0 = 10, 0.46, 3.95

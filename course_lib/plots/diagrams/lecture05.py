@@ -21,13 +21,13 @@ VECTORS = {"dog": (0.8, -0.3, 0.5, -0.7), "bites": (-0.6, 0.9, 0.1, 0.4), "man":
 def _sentence(c: Canvas, x0, y, order, title):
     """One sentence through the position-blind encoder: tokens, the box, one output vector per token."""
     cell, step = 0.22, 1.15
-    c.text(x0 + step, y + 2.55, title, fontsize=11, fontweight="bold")
+    c.text(x0 + step, y + 2.85, title, fontsize=11, fontweight="bold")
     c.cbox(x0 + step, y + 1.3, 3.2, 0.55, "encoder without positions", fill=COLORS["frame"], edge="0.45",
            fontsize=10)
     for t, word in enumerate(order):
         x = x0 + t * step
         c.cbox(x, y + 2.1, 0.86, 0.36, word, fill=COLORS["embed"], edge="0.4", fontsize=10.5, style="italic")
-        c.text(x, y + 1.8, f"position {t}", fontsize=9, color=NOTE)
+        c.text(x, y + 2.45, f"position {t}", fontsize=9, color=NOTE)       # above the word: the arrow runs below
         c.arrow((x, y + 1.92), (x, y + 1.6), lw=1.0, head=7)
         c.arrow((x, y + 1.0), (x, y + 0.72), lw=1.0, head=7)
         c.cells(x - 2 * cell, y + 0.45, 4, cell, values=VECTORS[word], cmap="RdBu_r")
@@ -37,7 +37,7 @@ def _sentence(c: Canvas, x0, y, order, title):
 def draw_permutation_blind():
     """Two orders of one sentence through an encoder without positions: the same three output
     vectors, listed in another order, so any order-free summary (the mean) is identical."""
-    c = Canvas(8.6, 4.3)
+    c = Canvas(8.6, 4.55)
     c.title("Without positions, attention sees a set of tokens, not a sequence")
     _sentence(c, 0.75, 1.05, ("dog", "bites", "man"), "“dog bites man”")
     _sentence(c, 5.15, 1.05, ("man", "bites", "dog"), "“man bites dog”")
@@ -63,12 +63,12 @@ def _pair(c: Canvas, cx, cy, angle, color, r=0.36):
 def draw_rope_rotation():
     """RoPE: the query (or key) of the token at position m has each feature pair (2i, 2i+1)
     rotated by the angle m * theta_i; fast pairs turn a lot per position, slow pairs hardly."""
-    c = Canvas(8.6, 4.6)
+    c = Canvas(8.6, 4.85)
     c.title("RoPE: each pair of features is turned by m·θᵢ, an angle growing with the position m")
     positions = (0, 1, 2, 3)
     thetas = (1.0, 0.3, 0.05)                                        # theta_i of three pairs, fast to slow
     base = math.radians(25)                                          # the pair's direction in q, at m = 0
-    x0, dx, y0, dy = 2.75, 1.45, 3.25, 1.08
+    x0, dx, y0, dy = 2.75, 1.45, 3.5, 1.08
     for j, m in enumerate(positions):
         c.text(x0 + j * dx, y0 + 0.65, f"position m = {m}", fontsize=10, fontweight="bold",
                color=position_color(m))
@@ -80,6 +80,8 @@ def draw_rope_rotation():
             _pair(c, x0 + j * dx, y, base + m * theta, position_color(m))
             c.text(x0 + j * dx + 0.43, y - 0.36, f"{math.degrees(base + m * theta):.0f}°", fontsize=9,
                    ha="left", color=NOTE)
+    c.text(4.3, 0.68, "illustrative angles: RoPE's own are θᵢ = 10000^(−2i/d), 1 rad for pair 0, then falling geometrically",
+           fontsize=9.5, color=NOTE, style="italic")
     c.text(4.3, 0.4, "q·k after rotating q by m·θᵢ and k by n·θᵢ depends only on the angle between them, (n − m)·θᵢ:",
            fontsize=10, color="0.15")
     c.text(4.3, 0.12, "the score sees the offset n − m, not the absolute positions; lengths never change",

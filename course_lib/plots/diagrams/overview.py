@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from ..style import COLORS, QKV, position_color
 from .canvas import Canvas
 from .stack import cross_inputs, draw_steps
@@ -95,8 +97,12 @@ def draw_transformer():
     # the encoder's output feeds every decoder layer's cross-attention as keys and values
     entry = cross_inputs(boxes["cross-attention"])
     route_y = entry["k"][1] - 0.2
-    c.line((ex, top_e), (ex, top_e + 0.3), (3.98, top_e + 0.3), (3.98, route_y), (entry["v"][0], route_y),
+    # on its way it crosses the decoder's residual line without joining it: a hop marks the crossing
+    hop_x, r = dx - 2.4 / 2 - 0.22, 0.09                      # that residual's x (see _stack, draw_steps)
+    hop = [(hop_x - r * math.cos(math.pi * i / 12), route_y + r * math.sin(math.pi * i / 12)) for i in range(13)]
+    c.line((ex, top_e), (ex, top_e + 0.3), (3.98, top_e + 0.3), (3.98, route_y), *hop, (entry["v"][0], route_y),
            color=COLORS["line"], lw=1.6)
+    c.ax.lines[-1].set_gid("crossing")
     for key, name in (("k", "K"), ("v", "V")):
         x, y_top = entry[key]
         c.arrow((x, route_y), (x, y_top), color=QKV[key], lw=1.3, head=8)

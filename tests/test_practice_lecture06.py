@@ -1,0 +1,78 @@
+"""The checks of lecture 06's practice say what is wrong for the usual mistakes, in one line."""
+
+import torch
+
+from course_lib import causal_mask
+from course_lib.practice import lecture06
+
+
+def said(capsys, check, *args) -> str:
+    assert check(*args) is None
+    out = capsys.readouterr().out.strip()
+    assert len(out.splitlines()) == 1, out
+    return out
+
+
+def test_nan_rows_names_the_missed_row_and_its_mask(capsys):
+    allowed = causal_mask(5) & ~torch.tensor([True, True, False, False, False])[None, :]
+    assert said(capsys, lecture06.check_nan_rows, [0, 1], allowed).startswith("✓")
+    out = said(capsys, lecture06.check_nan_rows, [0], allowed)
+    assert "row 1" in out and "[F F F F F]" in out
+    assert "row 2 is not NaN" in said(capsys, lecture06.check_nan_rows, [0, 1, 2], allowed)
+
+
+def test_mean_pool(capsys):
+    def right(h, pad):
+        keep = (~pad).unsqueeze(-1).to(h.dtype)
+        return (h * keep).sum(1) / keep.sum(1)
+
+    def by_T(h, pad):
+        keep = (~pad).unsqueeze(-1).to(h.dtype)
+        return (h * keep).sum(1) / h.shape[1]
+
+    def inverted(h, pad):
+        keep = pad.unsqueeze(-1).to(h.dtype)
+        return (h * keep).sum(1) / keep.sum(1).clamp(min=1)
+
+    assert said(capsys, lecture06.check_mean_pool, right).startswith("✓")
+    assert "averaged in too" in said(capsys, lecture06.check_mean_pool, lambda h, pad: h.mean(1))
+    assert "what you divide by" in said(capsys, lecture06.check_mean_pool, by_T)
+    assert "padded positions" in said(capsys, lecture06.check_mean_pool, inverted)
+    assert "(B, d_model)" in said(capsys, lecture06.check_mean_pool, lambda h, pad: h)
+
+
+def test_bucketed(capsys):
+    gen = torch.Generator().manual_seed(0)
+    lengths = torch.randint(3, 100, (512,), generator=gen)
+    order = torch.randperm(512, generator=gen)
+    B, pool = 16, 128
+
+    def cut(idx):
+        return [idx[i:i + B] for i in range(0, len(idx), B)]
+
+    def right(order):
+        out = []
+        for start in range(0, len(order), pool):
+            chunk = order[start:start + pool]
+            out += cut(chunk[lengths[chunk].argsort(stable=True)])
+        return out
+
+    real = lengths.sum().item()
+    random_share = 1 - real / sum(len(b) * lengths[b].max().item() for b in cut(order))
+    args = (order, lengths, B, pool, random_share)
+    assert said(capsys, lecture06.check_bucketed, right, *args).startswith("✓")
+    assert "different pools" in said(capsys, lecture06.check_bucketed,
+                                     lambda o: cut(o[lengths[o].argsort(stable=True)]), *args)
+    assert "mix long and short" in said(capsys, lecture06.check_bucketed, cut, *args)
+    assert "in none" in said(capsys, lecture06.check_bucketed, lambda o: right(o)[:-1], *args)
+    assert "not done yet" in said(capsys, lecture06.check_bucketed, lambda o: [], *args)
+
+
+def test_quizzes(capsys):
+    assert said(capsys, lecture06.check_padded_cells, 4).startswith("✓")
+    assert "too many" in said(capsys, lecture06.check_padded_cells, 15)
+    assert said(capsys, lecture06.check_one_long_sentence, 1 - 438 / 4096).startswith("✓")
+    assert "too large" in said(capsys, lecture06.check_one_long_sentence, 1 - 310 / 4096)
+    assert said(capsys, lecture06.check_layer_norm_axis, "d_model").startswith("✓")
+    assert "lecture 03" in said(capsys, lecture06.check_layer_norm_axis, "T")
+    assert "not done yet" in said(capsys, lecture06.check_junk_padding, 0, None, torch.zeros(1), torch.zeros(1), 0)
