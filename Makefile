@@ -14,7 +14,7 @@ NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 # JupyterLab refuses to run as root without --allow-root (containers, CI).
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
-.PHONY: setup setup-dev lab test test-fast nbval nbval-cpus site browser-deps hub-deps hub-demo bench clean figures
+.PHONY: setup setup-dev lab test test-fast nbval nbval-cpus site browser-deps hub-deps a11y-deps hub-demo bench clean figures
 
 setup: $(STAMP)
 setup-dev: $(DEV_STAMP)
@@ -72,13 +72,27 @@ $(CHP):
 	  npm install --prefix .hub --no-audit --no-fund --loglevel=error "configurable-http-proxy@$$v"
 	@touch $(CHP)
 
+# axe-core for the accessibility tests (tests/site/test_accessibility.py injects its axe.min.js into
+# each page): from npm, by name and pinned version, under .a11y/ (git-ignored). Nothing downloads at test time.
+AXE_VERSION := 4.14.1
+AXE := .a11y/node_modules/axe-core/axe.min.js
+a11y-deps: $(AXE)
+
+$(AXE):
+	@command -v npm >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; \
+	  else echo "npm is missing: sudo apt-get install -y nodejs npm" >&2; exit 1; fi; }
+	@mkdir -p .a11y
+	npm install --prefix .a11y --no-audit --no-fund --loglevel=error "axe-core@$(AXE_VERSION)"
+	@touch $(AXE)
+
 # The hub test's class, by hand (root: it makes Unix accounts): JupyterHub on http://127.0.0.1:8000
 # with an instructor and three students, 07_exercise released; Ctrl-C removes it all again.
 hub-demo: $(DEV_STAMP) hub-deps
 	$(PY) tests/hub/hub_class.py --port 8000
 
 # nbgrader calls alembic from PATH: the venv's bin comes first.
-test: $(DEV_STAMP) browser-deps hub-deps
+test: $(DEV_STAMP) browser-deps hub-deps a11y-deps
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest -p no:cacheprovider --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg tests $(NOTEBOOKS)
 	$(MAKE) --no-print-directory nbval-cpus
 
@@ -114,4 +128,4 @@ bench: $(DEV_STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) benchmarks/autograde_speed.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis screenshots
+	rm -rf $(VENV) .pytest_cache .hypothesis screenshots .a11y

@@ -20,6 +20,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "mathml",                    # site/mathml.py: $...$ and $$...$$ as MathML, no JavaScript
+    "accessibility",             # site/accessibility.py: figures' alt text from cell metadata, bare URLs as links
 ]
 
 # The notebooks as strict nbval checked them: stored outputs, never re-run.
@@ -33,6 +34,9 @@ suppress_warnings = ["myst.header", "mystnb.unknown_mime_type", "misc.highlighti
 html_theme = "sphinx_book_theme"
 html_title = project
 html_static_path = [str(HERE / "static")]
+# Two of the theme's components, fixed for accessibility (docs/accessibility.md): the search button's
+# name holds its visible text, the brand sits in a landmark.
+templates_path = [str(HERE / "templates")]
 html_css_files = ["course.css"]
 html_js_files = []
 html_show_sourcelink = False
@@ -45,7 +49,8 @@ html_theme_options = {
     "navigation_with_keys": False,
     "home_page_in_toc": True,
 }
-html_context = {"default_mode": "light"}
+# Light or dark as the reader's system prefers (both pass WCAG 2.1 AA contrast: tests/site/test_accessibility.py).
+html_context = {"default_mode": "auto"}
 
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"

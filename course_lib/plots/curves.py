@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import CourseTypeError, CourseValueError, check_choice, check_float
 from ._inputs import labels as token_labels
 from ._inputs import shape_text, to_numpy
-from .style import WEIGHTS_CMAP, styled
+from .style import WEIGHTS_CMAP, category_color, styled
 
 __all__ = ["plot_curves", "plot_probabilities"]
 
@@ -70,10 +70,10 @@ def plot_curves(x, ys: Mapping[str, Sequence[float]], xlabel: str = "x", ylabel:
         fig, ax = plt.subplots(figsize=(6.4, 3.9), layout="constrained")
     else:
         fig = ax.figure
-    palette = plt.get_cmap("tab10")
+    palette = category_color
     for i, (name, value) in enumerate(ys.items()):
         xs, yv = _series(name, value, x_arr)
-        color = palette(i % 10)
+        color = palette(i)
         ax.plot(xs, yv, marker=_MARKERS[i % len(_MARKERS)], markersize=5, linewidth=1.8, color=color,
                 linestyle=_LINESTYLES[i % len(_LINESTYLES)], label=str(name),
                 markevery=max(1, len(xs) // 25))

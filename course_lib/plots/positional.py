@@ -12,7 +12,7 @@ from matplotlib import transforms as mtransforms
 from ..errors import CourseValueError, check_choice
 from ._cells import colorbar, frame
 from ._inputs import indices, shape_text, to_numpy
-from .style import SIGNED_CMAP, styled
+from .style import SIGNED_CMAP, category_color, styled
 
 __all__ = ["plot_positional_encoding", "plot_pe_curves"]
 
@@ -27,7 +27,7 @@ def _table(pe) -> np.ndarray:
 def _mark_dims(ax, fig, dims: list[int], t: int) -> None:
     """Outline the chosen columns, with a marker above in the colour plot_pe_curves uses."""
     for i, dim in enumerate(dims):
-        color = plt.get_cmap("tab10")(i % 10)
+        color = category_color(i)
         ax.add_patch(mpatches.Rectangle((dim - 0.5, -0.5), 1, t, fill=False, linewidth=1.2,
                                         edgecolor=color, zorder=3, gid="dim"))
         ax.plot([dim], [1.0], marker="v", markersize=7, color=color, clip_on=False, zorder=4,
@@ -109,9 +109,9 @@ def plot_pe_curves(pe, dims: Sequence[int] = (0, 1, 4, 5, 10, 11), ax=None,
         fig, ax = plt.subplots(figsize=(7.5, 3.4), layout="constrained")
     else:
         fig = ax.figure
-    palette = plt.get_cmap("tab10")
+    palette = category_color
     for i, dim in enumerate(dims):
-        ax.plot(x, arr[:, dim], color=palette(i % 10), linewidth=1.6, label=_curve_label(dim, d, layout),
+        ax.plot(x, arr[:, dim], color=palette(i), linewidth=1.6, label=_curve_label(dim, d, layout),
                 marker="o" if t <= 40 else None, markersize=3)
     ax.axhline(0.0, color="0.6", linewidth=0.8, zorder=0)
     ax.set_ylim(-1.15, 1.15)

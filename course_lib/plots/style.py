@@ -5,9 +5,16 @@ Colours mean the same thing in every plot and diagram of the course:
 - queries, keys, values: blue, orange, green (:data:`QKV`, light fills in :data:`QKV_FILL`);
 - positions: :func:`position_color` (position 0, 1, 2, ... always get the same colours), and the
   positional encoding as a whole is purple (:data:`COLORS` ``"position"``);
+- the lines of a line plot: :func:`category_color` (:data:`CATEGORY_COLORS`), with a marker and a
+  line style of their own as well (curves.py), so a line is never told by its colour alone;
 - weights and other non-negative values: ``"viridis"``; signed values (positional encodings,
   similarities): ``"RdBu_r"`` centred at 0;
 - padding: a very light grey band with faint hatching, and grey italic labels.
+
+Every set of category colours stays apart for a reader with protanopia or deuteranopia (simulated
+with Machado et al. 2009: CIEDE2000 difference of at least 10 between any two), the position and
+line colours read on white (contrast 4.5:1 and 3:1), and the colormaps' lightness is monotone
+(viridis) or monotone on each side of 0 (RdBu_r): tests/accessibility/test_palettes.py.
 """
 
 from __future__ import annotations
@@ -31,7 +38,8 @@ TOKEN_FACE = "#dbe9f6"                # plot_batch: a real token's cell
 
 # queries, keys, values: strong colours for lines and text, light ones for filled boxes
 QKV = {"q": "#2b6cb0", "k": "#dd6b20", "v": "#2f855a"}
-QKV_FILL = {"q": "#d4e5f7", "k": "#fde0c5", "v": "#d2efdc"}
+# (the fills of K and V were 5.5 apart for a protanope: K is now more yellow, V a darker green-teal)
+QKV_FILL = {"q": "#d4e5f7", "k": "#ffe6b3", "v": "#9fd8c2"}
 
 # the encoder's parts, in every diagram
 COLORS = {
@@ -52,13 +60,24 @@ COLORS = {
     "sublayer": "#e9e6df",    # "any sublayer" (attention or feed-forward)
 }
 
-# one colour per position, the same in every figure (position 0 first)
-POSITION_COLORS = ("#6b46c1", "#b83280", "#2c7a7b", "#975a16", "#4a5568", "#c53030", "#2b6cb0", "#718096")
+# one colour per position, the same in every figure (position 0 first). Dark enough for text on white
+# (4.5:1) and told apart with protanopia and deuteranopia (the earlier magenta, teal and brown were
+# 3.2 apart for a deuteranope, a grey and a blue too: tests/accessibility/test_palettes.py)
+POSITION_COLORS = ("#6b46c1", "#2c7a7b", "#975a16", "#701e34", "#522d62", "#008762", "#801600", "#e1005a")
+
+# the lines of a line plot (in place of matplotlib's tab10, whose orange, green and red are 1.3 to 4.6
+# apart for a protanope or deuteranope); 3:1 on white at least
+CATEGORY_COLORS = ("#0072b2", "#d55e00", "#00a58e", "#62001e", "#a54b52", "#000062")
 
 
 def position_color(i: int) -> str:
     """The colour of position ``i`` (cycling through :data:`POSITION_COLORS`)."""
     return POSITION_COLORS[i % len(POSITION_COLORS)]
+
+
+def category_color(i: int) -> str:
+    """The colour of the ``i``-th line of a plot (cycling through :data:`CATEGORY_COLORS`)."""
+    return CATEGORY_COLORS[i % len(CATEGORY_COLORS)]
 
 
 _STYLE = {

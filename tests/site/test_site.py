@@ -1,46 +1,25 @@
 """The course website (`make site`): built offline from the stored notebooks, checked in Chromium.
 
-The site is built once into a temporary directory (site/build.py, as `make site` runs it) and served
-on 127.0.0.1. Every page must load without a console error and without a request outside the site;
-every image must show; search must work offline; the maths must be drawn; and nothing of the
-exercise's solutions or hidden tests may be published.
+The site is built once per session and served on 127.0.0.1 (tests/site/conftest.py). Every page must
+load without a console error and without a request outside the site; every image must show; search
+must work offline; the maths must be drawn; and nothing of the exercise's solutions or hidden tests
+may be published. tests/site/test_accessibility.py checks the same pages for WCAG 2.1 AA.
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import http.server
 import json
 import re
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "site"))
-sys.path.insert(0, str(ROOT / "tests" / "browser"))
-import build as site_build  # noqa: E402
-import chromium  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from sitekit import ROOT, pages, site_build  # noqa: E402
 
 SCREENSHOTS = ROOT / "screenshots"
 SOURCE = ROOT / "notebooks" / "07_exercise" / "encoder_from_scratch.ipynb"
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("site") / "site"
-    start = time.monotonic()
-    assert site_build.main(["--out", str(out)]) == 0, "site/build.py failed"
-    print(f"site built in {time.monotonic() - start:.0f} s")
-    return out
-
-
-def pages(site: Path) -> list[Path]:
-    return sorted(p for p in site.rglob("*.html") if "_static" not in p.parts)
 
 
 def test_a_page_per_notebook(site):
@@ -63,8 +42,11 @@ def test_practice_is_marked_and_its_solutions_are_behind_a_click(site):
         html = (site / nb_path.relative_to(ROOT).with_suffix(".html")).read_text()
         name = nb_path.name
         assert html.count("tag_exercise") == tagged("exercise"), f"{name}: practice cells not marked"
-        solutions = re.findall(r"<details>\s*<summary>\s*Solution", html)
-        assert len(solutions) == tagged("solution"), f"{name}: {len(solutions)} collapsed solutions"
+        sources = ["".join(c["source"]) for c in nb["cells"] if "solution" in c.get("metadata", {}).get("tags", [])]
+        folded = [src for src in sources if re.match(r"\s*<details>\s*<summary>", src)]
+        assert len(folded) == len(sources), f"{name}: {len(sources) - len(folded)} solutions not in a closed <details>"
+        shown = len(re.findall(r"<details>\s*<summary>", html))
+        assert shown >= len(sources), f"{name}: {shown} collapsed blocks on the page for {len(sources)} solutions"
         assert "<details open" not in html, f"{name}: a solution or answer shown open"
 
 
@@ -102,31 +84,6 @@ def test_nothing_of_the_solutions_is_published(site):
             assert seed not in text, f"{where}: a hidden seed"
         leaked = [line for line in secret if line in text]
         assert not leaked, f"{where}: solution lines published: {leaked[:3]}"
-
-
-@contextlib.contextmanager
-def serve(folder: Path):
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    handler = functools.partial(Quiet, directory=str(folder))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-@pytest.fixture(scope="module")
-def browser(site, tmp_path_factory):
-    if chromium.missing():
-        pytest.fail(chromium.missing())
-    with serve(site) as origin, chromium.persistent_context(tmp_path_factory.mktemp("chromium")) as context:
-        yield origin, context
 
 
 BROKEN_IMAGES = """async () => {
