@@ -73,35 +73,42 @@ class SandboxOptions:
 
 
 class WeakSandbox(SandboxError):
-    """Only a level without namespaces is possible here, and the kernel has no Landlock to confine
-    a part's files: refused unless the level is asked for by name (``--sandbox uid|rlimits``)."""
+    """Only a level without namespaces is possible here: refused unless the level is asked for by name
+    (``--sandbox uid|rlimits``), Landlock or not (:func:`confirm_level`)."""
 
 
 WEAK = ("uid", "rlimits")
 
+#: what no layer stops at a level without namespaces, Landlock or not (it governs opens, not these)
+OBSERVES = ("a part can stat() and readlink() any path its uid can search, outside its view: with guessed "
+            "names it learns the class list, submission times and file sizes of the course directory")
+
 
 def confirm_level(level: str, forced: bool, abi: int | None = None) -> str | None:
-    """For a level without namespaces: None when Landlock confines the part's files (``abi`` > 0), a
-    warning to log when the level was asked for by name, else :class:`WeakSandbox`."""
+    """For a level without namespaces (``uid``, ``rlimits``): a warning to log when the level was asked
+    for by name (``forced``), else :class:`WeakSandbox`. With Landlock (``abi`` > 0) a part still observes
+    the course's files (:data:`OBSERVES`); without it, it reads and writes them too."""
     if level not in WEAK:
         return None
     abi = landlock.abi() if abi is None else abi
-    if abi > 0:
-        return None
     whose = "nobody's" if level == "uid" else "your account's"
-    text = (f"sandbox level {level!r} without Landlock (this kernel has none): no namespace and no file "
-            f"allow-list, so a part's native code (torch.from_file, np.fromfile, np.memmap) can read and "
-            f"write whatever {whose} files allow, /proc included, and leave files in /tmp, /var/tmp, "
-            f"/dev/shm, /run/lock")
+    if abi > 0:
+        text = (f"sandbox level {level!r} (no namespaces; Landlock ABI {abi} confines what a part opens): "
+                + OBSERVES)
+    else:
+        text = (f"sandbox level {level!r} without Landlock (this kernel has none): no namespace and no file "
+                f"allow-list, so a part's native code (torch.from_file, np.fromfile, np.memmap) can read and "
+                f"write whatever {whose} files allow, /proc included, and leave files in /tmp, /var/tmp, "
+                f"/dev/shm, /run/lock; and " + OBSERVES)
     if not forced:
-        raise WeakSandbox(text + ". Grade in a VM or container where namespaces or Landlock work, or pass "
+        raise WeakSandbox(text + ". Grade in a VM or container where user namespaces work, or pass "
                                  f"--sandbox {level} to accept this")
     return "FORCED: " + text
 
 
 def detect_level(requested: str = "auto") -> str:
     """The strongest level this machine allows (probed once with a throwaway child). A level without
-    namespaces is refused when the kernel has no Landlock, unless asked for by name (:func:`confirm_level`)."""
+    namespaces is refused unless asked for by name (:func:`confirm_level`)."""
     if requested != "auto":
         if requested not in LEVELS:
             raise ValueError(f"sandbox level: expected one of {LEVELS}, got {requested!r}")
