@@ -208,24 +208,69 @@ def request(part: str, source: str, cases: list, opts: sandbox.SandboxOptions, r
 
 # ------------------------------------------------------------------ grading
 
+#: what a verdict may say of an error the part reported: its process held the hidden cases, so its own
+#: text is never shown (it could spell them out); Python's own exception names are kept, nothing else
+_BUILTIN_ERRORS = frozenset(name for name, v in vars(__import__("builtins")).items()
+                            if isinstance(v, type) and issubclass(v, BaseException))
+NOT_SHOWN = "its text is not shown: the process had the hidden cases; run the cell in your notebook to see it"
+
+
+def error_kind(text) -> str:
+    """``"raised <Python's exception name>"`` or ``"raised an exception"`` from what a part wrote."""
+    import re
+    m = re.match(r"(?:the solution cell )?raised (\w+)", str(text))
+    return f"raised {m.group(1)}" if m and m.group(1) in _BUILTIN_ERRORS else "raised an exception"
+
+
+def fixed_cell_error(part: str, text) -> str:
+    """A fixed message for the part's ``cell_error`` (never its text)."""
+    if str(text).startswith("the solution cell does not define"):
+        return f"{part}: the solution cell does not define {NAMES[part]}."
+    if str(text).startswith("the solution cell raised"):
+        return f"{part}: the solution cell {error_kind(text)} when it ran ({NOT_SHOWN})."
+    return f"{part}: the solution cell could not be run."
+
+
+def fixed_case_error(text) -> str:
+    """A fixed message for a case's error: the exception's kind, or a result the contract does not allow."""
+    if str(text).startswith("raised "):
+        return f"{error_kind(text)} ({NOT_SHOWN})"
+    return ("returned something the part's contract does not allow (a tensor of another type or shape: "
+            "the notebook's own checks say which)")
+
+
+MAX_OUTPUTS = 16          # outputs of a training case (the Reverser's: its reference gives no outputs to count)
+
+
 def judge(part: str, cases: list, wants: list, outcome: sandbox.Outcome) -> PartResult:
     """The verdict on ``part`` from its outcome: the sandbox's failures first, then each case's outputs
-    against the reference's (``wants``), the first wrong one named."""
+    against the reference's (``wants``), the first wrong one named. Nothing the part wrote is shown as
+    text (its process had the hidden cases): errors become fixed messages. The arrays are consumed by
+    index, and a result with more arrays than its cases have outputs is refused before any is read."""
     if outcome.status != "ok":
         status = "error" if outcome.status == "grader" else "failed"
         return PartResult(status, f"{part}: {outcome.failure}", outcome.seconds)
     from course_lib.grading.judging import judge_case
-    h, arrays = outcome.header, list(outcome.arrays)
+    h, arrays = outcome.header, outcome.arrays
     try:
         if h.get("cell_error"):
-            return PartResult("failed", f"{part}: {str(h['cell_error'])[:600]}", outcome.seconds)
+            return PartResult("failed", fixed_cell_error(part, h["cell_error"]), outcome.seconds)
         entries = h.get("cases")
         if not isinstance(entries, list) or len(entries) != len(cases):
             raise ValueError("wrong number of cases")
+        counts = [len(e.get("keys", [])) if isinstance(e, dict) and isinstance(e.get("keys", []), list) else -1
+                  for e in entries]
+        caps = [MAX_OUTPUTS if part in ONE_RUN or not isinstance(w, dict) else len(w) for w in wants]
+        if any(n < 0 or n > cap for n, cap in zip(counts, caps)) or sum(counts) != len(arrays):
+            return PartResult("failed", f"{part}: returned more results than its cases have outputs.",
+                              outcome.seconds)
+        at = 0
         for case, want, entry in zip(cases, wants, entries):
-            outputs = {str(k): arrays.pop(0).astype("float64") for k in entry.get("keys", [])}
+            keys = entry.get("keys", [])
+            outputs = {str(k): arrays[at + i].astype("float64") for i, k in enumerate(keys)}
+            at += len(keys)
             err = entry.get("error")
-            message = judge_case(case, outputs, None if err is None else str(err)[:600], want=want)
+            message = judge_case(case, outputs, None if err is None else fixed_case_error(err), want=want)
             if message is not None:
                 return PartResult("failed", message, outcome.seconds)
     except Exception as e:                                  # noqa: BLE001 (malformed results: the part's doing)
@@ -233,6 +278,18 @@ def judge(part: str, cases: list, wants: list, outcome: sandbox.Outcome) -> Part
     n_hidden = sum(c.hidden for c in cases)
     return PartResult("passed", f"{part}: all {len(cases)} checks passed ({len(cases) - n_hidden} visible, "
                                 f"{n_hidden} hidden).", outcome.seconds)
+
+
+def syntax_error(source: str) -> str | None:
+    """The cell's syntax error, found here (the grader's process, which has no hidden case), or None."""
+    import ast
+    try:
+        ast.parse(source)
+    except SyntaxError as e:
+        return f"has a syntax error: {str(e.msg)[:200]} (line {e.lineno})."
+    except (ValueError, RecursionError, MemoryError) as e:
+        return f"could not be parsed ({type(e).__name__})."
+    return None
 
 
 def grade_sources(sources: dict, zygote: sandbox.Zygote, cases: dict, wants: dict,
@@ -259,6 +316,8 @@ def grade_with(sources: dict, zygote: sandbox.Zygote, verdict, opts: sandbox.San
             results[part] = PartResult("failed", f"{part}: the solution cell '{part}' is missing from the submission.")
             continue
         rule = policy.check_source(sources[part])
+        if rule is None:
+            rule = syntax_error(sources[part])
         if rule:
             results[part] = PartResult("failed", f"{part}: the solution cell {rule} No points for this part.")
             continue

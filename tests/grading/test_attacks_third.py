@@ -65,3 +65,113 @@ def test_the_same_calls_on_the_part_itself_are_allowed(any_zygote):  # noqa: F81
     """pid 0 or the part's own pid: a library that lowers its own priority or reads its own limits runs."""
     got = probe(any_zygote, OWN, layers={"guard": False, "landlock": False})
     assert got == [0, 0, 0, 0, None, 0, 6], got
+
+
+# ------------------------------------------------------------------ item 1: no free text from a part
+
+HIDDEN_OUT = "LEAK"
+LEAKS = [
+    # the exception's text spells the hidden case out (visible and hidden cases alike)
+    ("exception_text", "attention", "def scaled_dot_product_attention(q, k, v, attn_mask=None):\n"
+     "    raise ValueError(f'LEAK{tuple(q.shape)}')\n", "raised ValueError"),
+    # so does the exception's class name
+    ("exception_name", "attention", "def scaled_dot_product_attention(q, k, v, attn_mask=None):\n"
+     "    raise type('LEAK_' + '_'.join(map(str, q.shape)), (Exception,), {})()\n", "raised an exception"),
+    # the cell itself, when it is defined
+    ("cell_error_text", "feed_forward", "raise RuntimeError('LEAK at definition')\n", "raised RuntimeError"),
+    # the guard's pipe, written by hand (as a part with the guard switched off could): a chosen path ...
+    ("forged_guard_path", "feed_forward", "o = getattr(torch, 'o' + 's')\n"
+     "o.write(3, b\"the solution cell opens '/LEAK/4x8' for writing\\n\")\no._exit(86)\n", "opens a file for writing"),
+    # ... a chosen module name ...
+    ("forged_guard_import", "feed_forward", "o = getattr(torch, 'o' + 's')\n"
+     "o.write(3, b\"the solution cell imports 'LEAK_4_8', a module\\n\")\no._exit(86)\n", "imports a module"),
+    # ... or any text at all
+    ("forged_guard_text", "feed_forward", "o = getattr(torch, 'o' + 's')\n"
+     "o.write(3, b'LEAK (2, 7, 16)\\n')\no._exit(86)\n", "broke a rule of the sandbox"),
+]
+
+
+@pytest.mark.parametrize("name, part, payload, says", LEAKS, ids=[a[0] for a in LEAKS])
+def test_no_text_a_part_writes_reaches_the_feedback(zygote, name, part, payload, says):  # noqa: F811
+    """Issue 30 item 1: a part's process has the hidden cases, so what it writes (an exception's text or
+    class name, the guard's pipe) is never shown; the verdict says the kind, in the grader's words."""
+    source = payload if payload.startswith("def ") else with_prologue(part, payload)
+    result, outcome = run_part(zygote, part, source, layers={"guard": False})
+    assert result.status == "failed", result
+    assert HIDDEN_OUT not in result.message and says in result.message, result.message
+    assert_contained(zygote, outcome)
+
+
+def test_a_forged_result_header_shows_no_text(zygote):  # noqa: F811
+    """A part that writes its own result (its error entries hold text of its choosing): the kind only."""
+    forge = ("o = getattr(torch, 'o' + 's')\nimport json, struct\n"
+             "h = json.dumps({'part': 'feed_forward', 'cell_error': None, 'cases': [{'error': 'raised ValueError: "
+             "LEAK(4, 8)', 'keys': []}] * 6, 'arrays': 0}).encode()\n"
+             "o.write(4, struct.pack('>Q', len(h)) + h)\no._exit(0)\n")
+    result, outcome = run_part(zygote, "feed_forward", with_prologue("feed_forward", forge), layers={"guard": False})
+    assert result.status == "failed" and HIDDEN_OUT not in result.message, result.message
+    assert "raised ValueError" in result.message
+    assert_contained(zygote, outcome)
+
+
+# ------------------------------------------------------------------ item 7: one result cannot stall the class
+
+def test_a_result_of_many_arrays_is_refused_at_once(zygote):  # noqa: F811
+    """Issue 30 item 7: a forged result of 200,000 small arrays (last round's 1M stalled the judge for
+    59 s) is refused before any array is read, in well under a second of the grader's time."""
+    import time
+    forge = ("o = getattr(torch, 'o' + 's')\nimport json, struct\n"
+             "h = json.dumps({'part': 'feed_forward', 'cell_error': None, 'cases': [{'error': None, 'keys': ['out'] "
+             "* 40000}] * 6, 'arrays': 240000}).encode()\n"
+             "d = b'{\"dtype\": \"<f8\", \"shape\": []}'\n"
+             "a = struct.pack('>Q', len(d) + 10) + len(d).to_bytes(2, 'big') + d + bytes(8)\n"
+             "o.write(4, struct.pack('>Q', len(h)) + h)\n"
+             "[o.write(4, a * 1000) for _ in range(240)]\no._exit(0)\n")
+    start = time.monotonic()
+    result, outcome = run_part(zygote, "feed_forward", with_prologue("feed_forward", forge), layers={"guard": False})
+    assert result.status == "failed" and "more results than its cases have outputs" in result.message, result
+    assert time.monotonic() - start - outcome.seconds < 1.0
+    assert_contained(zygote, outcome)
+
+
+def test_the_judge_refuses_more_arrays_than_outputs_and_reads_by_index():
+    """The judge's side: more arrays than the case has outputs is refused; 4,000 arrays are not read
+    one ``pop(0)`` at a time (linear, well under a second)."""
+    import time
+
+    import numpy as np
+
+    from course_grader import runner, sandbox
+    from attack_kit import CASES, WANTS
+    cases, wants = CASES["feed_forward"], WANTS["feed_forward"]
+    keys = [list(w) for w in wants]
+    extra = [k + ["more"] for k in keys]
+    arrays = tuple(np.zeros(1) for k in extra for _ in k)
+    header = {"cell_error": None, "cases": [{"error": None, "keys": k} for k in extra]}
+    result = runner.judge("feed_forward", cases, wants, sandbox.Outcome("ok", header, arrays))
+    assert result.status == "failed" and "more results" in result.message
+    many = {"cell_error": None, "cases": [{"error": None, "keys": ["out"] * 4000}] + [{"error": None}] * 5}
+    start = time.monotonic()
+    result = runner.judge("feed_forward", cases, wants, sandbox.Outcome("ok", many, (np.zeros(1),) * 4000))
+    assert result.status == "failed" and time.monotonic() - start < 0.5
+
+
+def test_each_judging_has_a_deadline(monkeypatch):
+    """A judging that does not end (here: a judge made slow on purpose) fails its part after the
+    deadline, and the judge answers the next one."""
+    import time
+
+    from course_grader import judge, runner
+
+    def slow(*args, **kwargs):
+        while True:
+            time.sleep(0.01)
+    monkeypatch.setattr(runner, "judge", slow)
+    start = time.monotonic()
+    got = judge.verdict_in_time({"part": "encoder", "header": {}}, [], {"encoder": []}, {"encoder": []}, seconds=0.5)
+    assert got["status"] == "failed" and "took longer than 0.5 s" in got["message"]
+    assert time.monotonic() - start < 2.0
+    monkeypatch.undo()
+    got = judge.verdict_in_time({"part": "nope", "header": {}}, [], {}, {}, seconds=0.5)
+    assert got["status"] == "error"                          # the next judging runs as usual
+    time.sleep(0.7)                                          # and no timer is left to fire
