@@ -56,6 +56,7 @@ class ClassGrader:
         they arrive here in wire form, with the references' code. Seconds the judge took. Meanwhile this
         process compiles the references once (not in every worker) and calls ``while_waiting()``."""
         self.mother.ask_cases(seeds)
+        from . import recording                             # noqa: F401 (nbgrader's validator: once, before the forks)
         for part in runner.PARTS:
             references.compiled(part)
         if while_waiting is not None:

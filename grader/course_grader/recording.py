@@ -5,7 +5,9 @@ cheap (one SQLAlchemy engine per process, the metadata schema checked once, no d
 
 from __future__ import annotations
 
+import copy
 import os
+import re
 import traceback
 import warnings
 
@@ -98,6 +100,61 @@ class _MetadataValidator(MetadataValidator):
 
 
 _METADATA = _MetadataValidator()
+
+#: what a grade_id may be: nbgrader prints it in its log lines, so nothing a terminal would act upon
+PLAIN_GRADE_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
+
+
+def _semantics(cell_type, meta: dict) -> None:
+    """nbgrader's MetadataValidatorV3 checks beyond the schema (without its per-cell schema check)."""
+    grade, solution, locked, task = meta["grade"], meta["solution"], meta["locked"], meta.get("task", False)
+    if (grade or solution or locked) and not meta.get("grade_id"):
+        raise ValidationError("no grade_id")
+    if grade and "points" not in meta:
+        raise ValidationError("no points")
+    if task and cell_type != "markdown":
+        raise ValidationError("task cell not markdown")
+    if not task and cell_type == "markdown" and bool(grade) != bool(solution):
+        raise ValidationError("markdown grade cell not a solution cell, or the other way round")
+
+
+def invalid_metadata(nb, folder: str | None = None) -> str | None:
+    """Why nbgrader could not record ``nb`` (the submission in ``folder``), checked before it sees it,
+    or None: a grade_id that is not a plain name (escape sequences would reach the instructor's terminal
+    and grader.log through nbgrader's own log lines), metadata nbgrader's validator rejects (an empty
+    ``"nbgrader": {}``, ``points: "lots"``, ...), a test cell that is not a grade cell, a grade_id used
+    twice, a ``timestamp.txt`` nbgrader cannot parse. The reason never quotes the submission's text."""
+    seen: set = set()
+    for i, cell in enumerate(nb.get("cells", [])):
+        meta = cell.get("metadata", {}).get("nbgrader")
+        if meta is None:
+            continue
+        gid = meta.get("grade_id")
+        if gid is not None and not (isinstance(gid, str) and PLAIN_GRADE_ID.fullmatch(gid)):
+            return (f"cell {i}'s grade_id is not a plain name (letters, digits, '_.-'), e.g. "
+                    f"{ascii(str(gid))[:60]}")
+        try:
+            _METADATA.validate_cell(NotebookNode(cell_type=cell.get("cell_type"), source=cell.get("source", ""),
+                                                 metadata=NotebookNode(nbgrader=copy.deepcopy(meta))))
+            _semantics(cell.get("cell_type"), meta)
+        except Exception as e:                               # noqa: BLE001 (any of nbgrader's refusals)
+            return f"cell {i}'s nbgrader metadata is not valid ({type(e).__name__})"
+        if gid is not None and (meta.get("grade") or meta.get("solution") or meta.get("locked")):
+            if gid in seen:
+                return f"the grade_id {gid} is used by two cells"
+            seen.add(gid)
+        if gid is not None and runner.part_of_test(gid) is not None and not meta.get("grade"):
+            return f"the test cell {gid} is not a grade cell (its nbgrader metadata was changed)"
+    stamp = None if folder is None else os.path.join(folder, "timestamp.txt")
+    if stamp is not None and os.path.lexists(stamp):
+        try:
+            if os.path.islink(stamp) or os.path.getsize(stamp) > 1000:
+                raise ValueError("not a small file")
+            with open(stamp, encoding="utf-8") as f:
+                utils.parse_utc(f.read().strip())
+        except Exception:                                    # noqa: BLE001
+            return "its timestamp.txt is not a time nbgrader can read"
+    return None
 
 
 class _Owned(NotebookNode):

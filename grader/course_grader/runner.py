@@ -103,7 +103,11 @@ def read_notebook(path: str, root: str):
     finally:
         os.close(fd)
     why = malformed(nb)
-    return (None, f"the notebook is malformed: {why}") if why else (nb, None)
+    if why:
+        return None, f"the notebook is malformed: {why}"
+    from .recording import invalid_metadata
+    why = invalid_metadata(nb, os.path.dirname(path))
+    return (None, f"nbgrader could not record it: {why}") if why else (nb, None)
 
 
 def solution_sources(nb) -> dict[str, str]:
