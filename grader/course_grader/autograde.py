@@ -40,7 +40,7 @@ from traitlets.config import Configurable
 from . import cgroups, confine, recording, runner, sandbox
 from .pool import ClassGrader
 from .submissions import (assignment_notebooks, find_submissions, missing_hidden, needs_grading, plain_id,
-                          quoted, seeds_of)
+                          public_seeds, quoted, seeds_of)
 
 class SandboxGrader(Configurable):
     """Limits of the sandboxed grader (``c.SandboxGrader.*`` in nbgrader_config.py)."""
@@ -58,6 +58,9 @@ class SandboxGrader(Configurable):
     gid = Integer(-1, help="Its gid (-1: as the uid).").tag(config=True)
     level = Unicode("auto", help="root, userns, uid, rlimits, or auto (the strongest available); see the README."
                     ).tag(config=True)
+    allow_public_seeds = Bool(False, help="Grade even when the hidden tests use the repository's published "
+                              "seeds (a throw-away test; a class must run `python -m course_grader new-seeds` "
+                              "first).").tag(config=True)
     visible_only = Bool(False, help="Grade on the visible cases alone when parts have no hidden tests (else "
                         "the run stops).").tag(config=True)
     hide = List(Unicode(), help="Ignored (kept for old configs): the sandbox shows a part an allow-list of "
@@ -75,7 +78,9 @@ class SandboxAutogradeApp(AutogradeApp):
     aliases = {**_nbgrader_aliases, "jobs": "SandboxGrader.jobs", "part-timeout": "SandboxGrader.part_timeout",
                "sandbox": "SandboxGrader.level"}
     flags = dict(_nbgrader_flags, **{"visible-only": ({"SandboxGrader": {"visible_only": True}},
-                                                      "Grade on the visible cases alone if hidden tests are missing.")})
+                                                      "Grade on the visible cases alone if hidden tests are missing."),
+                                     "allow-public-seeds": ({"SandboxGrader": {"allow_public_seeds": True}},
+                                                            "Grade on the repository's published hidden seeds.")})
 
     def _classes_default(self):
         return [*super()._classes_default(), SandboxGrader]
@@ -167,6 +172,15 @@ class SandboxAutogradeApp(AutogradeApp):
             sys.exit(1)
         if missing:
             self.log.warning("--visible-only: %s graded on the visible cases alone", ", ".join(missing))
+        public = public_seeds(seeds)
+        if public and not settings.allow_public_seeds:
+            self.log.error("Not grading: the hidden tests of %s use the repository's published seeds, so anyone can "
+                           "make those cases and look their answers up. Give the source notebook seeds of your own "
+                           "(python -m course_grader new-seeds), run nbgrader generate_assignment again (before you "
+                           "release it), or pass --allow-public-seeds for a throw-away test", ", ".join(public))
+            sys.exit(1)
+        if public:
+            self.log.warning("--allow-public-seeds: %s graded on the repository's published seeds", ", ".join(public))
         t0 = time.monotonic()
         root = os.path.join(self.coursedir.root, self.coursedir.submitted_directory)
         judged = grader.prepare(seeds,

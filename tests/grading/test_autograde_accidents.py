@@ -76,7 +76,7 @@ def course(tmp_path_factory):
         edit(nb)
         _submit(root, student, json.dumps(nb))
     (_submit(root, "badtime", good) / "timestamp.txt").write_text("the 31st of Smarch, late\n")
-    proc = _run([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--jobs", "2",
+    proc = _run([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--jobs", "2", "--allow-public-seeds",
                  "--part-timeout", "10"], root)
     return {"root": root, "proc": proc}
 
@@ -168,7 +168,7 @@ def test_a_part_without_hidden_tests_stops_the_run(tmp_path):
     nbformat.write(nb, path)
     assert _run([str(BIN / "nbgrader"), "generate_assignment", ASSIGNMENT], root).returncode == 0
     _submit(root, "alice", nbformat.read(root / "release" / ASSIGNMENT / f"{NOTEBOOK}.ipynb", as_version=4))
-    proc = _run([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--jobs", "1"], root)
+    proc = _run([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--jobs", "1", "--allow-public-seeds"], root)
     assert proc.returncode == 1 and "No hidden tests for attention" in proc.stderr, proc.stderr[-3000:]
     assert not (root / "autograded").exists()
 
