@@ -200,6 +200,8 @@ class SandboxAutogradeApp(AutogradeApp):
             """nbgrader's own Autograde for one student, test cells filled from ``results``."""
             recording.RESULTS.clear()
             recording.RESULTS.update(results)
+            recording.HAND_GRADED.clear()
+            recording.HAND_GRADED.update(recording.hand_graded(self.coursedir, self.coursedir.assignment_id, student))
             self.coursedir.student_id = glob.escape(student)
             Autograde(coursedir=self.coursedir, parent=self).start()
 

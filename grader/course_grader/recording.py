@@ -27,6 +27,106 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Clea
 from . import runner
 
 RESULTS: dict = {}           # (student, notebook) -> {part: {"passed": bool, "message": str}}
+HAND_GRADED: set = set()     # (notebook, grade_id) graded by hand already, for this same submission
+
+
+class ClearGradedOutputs(ClearOutput):
+    """nbgrader's ClearOutput on the graded cells only (test cells, autograded answers): their outputs
+    come from the grader alone (:class:`InjectSandboxResults`). The student's other cells keep what
+    they printed and drew (9.x's numbers, the Reverser's attention map), for the formgrader and the
+    feedback, where the rubric asks for them; :class:`SanitizeStudentCells` makes them inert."""
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        if cell.cell_type == "code" and utils.is_grade(cell):
+            return super().preprocess_cell(cell, resources, cell_index)
+        return cell, resources
+
+
+_SCRIPT_URL = re.compile(r"(?i)(?:j\s*a\s*v\s*a|v\s*b)\s*s\s*c\s*r\s*i\s*p\s*t\s*:|d\s*a\s*t\s*a\s*:\s*text/html")
+STUDENT_TAGS = frozenset({"a", "abbr", "b", "blockquote", "br", "code", "del", "details", "div", "em", "h1", "h2",
+                          "h3", "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "ol", "p", "pre", "s", "span",
+                          "strong", "sub", "summary", "sup", "table", "tbody", "td", "th", "thead", "tr", "u", "ul"})
+STUDENT_ATTRIBUTES = {"a": ["href", "title"], "img": ["src", "alt", "title", "width", "height"],
+                      "td": ["colspan", "rowspan", "align"], "th": ["colspan", "rowspan", "align"]}
+
+
+def inert_markdown(text: str) -> str:
+    """A student's markdown with no active HTML: bleach's allow-list (no script, no event handler, no
+    style, no iframe, form, svg or object; links and images over http, https and mailto only), and no
+    ``javascript:``/``vbscript:``/``data:text/html`` URL left in markdown's own links."""
+    import bleach
+    cleaned = bleach.clean(text, tags=STUDENT_TAGS, attributes=STUDENT_ATTRIBUTES, strip=False, strip_comments=True)
+    return _SCRIPT_URL.sub("blocked:", cleaned)
+
+
+class SanitizeStudentCells(NbGraderPreprocessor):
+    """What the student wrote holds no active HTML in the autograded notebook that the formgrader and
+    the feedback page show: markdown and raw cells (all but the locked ones, which nbgrader restored
+    from the gradebook) through :func:`inert_markdown`; every code cell's outputs through
+    nbconvert's SanitizeHTML (HTML and markdown cleaned, JavaScript, SVG and widgets dropped; PNG, JPEG,
+    plain text and LaTeX kept)."""
+
+    def preprocess(self, nb, resources):
+        from nbconvert.preprocessors.sanitize import SanitizeHTML
+
+        class Inert(SanitizeHTML):
+            def sanitize_html_tags(self, html_str):
+                return inert_markdown(html_str)
+        self._outputs = Inert()
+        return super().preprocess(nb, resources)
+
+    def preprocess_cell(self, cell, resources, index):
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type in ("markdown", "raw") and not (meta.get("locked") and meta.get("grade_id")):
+            cell.source = inert_markdown(cell.source)
+            cell.pop("attachments", None) if cell.cell_type == "raw" else None
+        elif cell.cell_type == "code":
+            cell.outputs = self._outputs.sanitize_code_outputs(cell.get("outputs", []))
+        return cell, resources
+
+
+class SaveAutoGradesKeepingHandGrading(SaveAutoGrades):
+    """nbgrader's SaveAutoGrades, except that a grade given by hand to this same submission (its
+    timestamp unchanged) stays given: nbgrader would set ``needs_manual_grade`` on every answer with a
+    manual score, so ``autograde --force`` after a due-date change sent the formgrader's hand grading
+    back to the queue. A new submission's hand grades are still marked for review, as nbgrader does."""
+
+    def _add_score(self, cell, resources) -> None:
+        super()._add_score(cell, resources)
+        if (self.notebook_id, cell.metadata["nbgrader"]["grade_id"]) in HAND_GRADED:
+            grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id,
+                                              self.assignment_id, self.student_id)
+            if grade.manual_score is not None:
+                grade.needs_manual_grade = False
+                self.gradebook.db.commit()
+
+
+def _naive_utc(stamp):
+    if stamp is None:
+        return None
+    if isinstance(stamp, str):
+        stamp = utils.parse_utc(stamp)
+    if stamp.tzinfo is not None:
+        import datetime
+        stamp = stamp.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    return stamp
+
+
+def hand_graded(coursedir, assignment_id: str, student: str) -> set:
+    """{(notebook, grade_id)} graded by hand for the submission now in ``submitted/`` (the gradebook's
+    timestamp of the student's submission is that of its ``timestamp.txt``); empty for a new one."""
+    from nbgrader.api import Gradebook, MissingEntry
+    folder = coursedir.format_path(coursedir.submitted_directory, student, assignment_id)
+    try:
+        now = _naive_utc(coursedir.get_existing_timestamp(folder))
+        with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
+            submission = gb.find_submission(assignment_id, student)
+            if _naive_utc(submission.timestamp) != now:
+                return set()
+            return {(nb.name, g.name) for nb in submission.notebooks for g in nb.grades
+                    if g.manual_score is not None and not g.needs_manual_grade}
+    except (MissingEntry, ValueError, TypeError):
+        return set()
 
 
 class InjectSandboxResults(NbGraderPreprocessor):
@@ -215,11 +315,11 @@ def configure_recording(config) -> None:
     notebook against nbformat's schema at the end of each pass rather than after each of its eleven
     preprocessors (``optimistic_validation``): an invalid notebook still stops the recording; and it
     works on the notebook it read rather than on a deep copy (:class:`OwnCopyExporter`)."""
-    config.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteTestCells,
-                                               CheckCellMetadataOnce]
+    config.Autograde.sanitize_preprocessors = [ClearGradedOutputs, DeduplicateIds, OverwriteKernelspec,
+                                               OverwriteTestCells, CheckCellMetadataOnce]
     config.Autograde.autograde_preprocessors = [
-        InjectSandboxResults, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
-        AssignLatePenalties]
+        SanitizeStudentCells, InjectSandboxResults, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
+        SaveAutoGradesKeepingHandGrading, AssignLatePenalties]
     config.OverwriteCells.add_missing_cells = True
     config.NotebookExporter.optimistic_validation = True        # nbformat's schema once per pass, not per step
     config.Autograde.exporter_class = OwnCopyExporter
