@@ -213,6 +213,14 @@ class SandboxAutogradeApp(AutogradeApp):
         self.coursedir.student_id = pattern
         for (student, notebook), why in sorted(invalid.items()):
             self.log.warning("Not graded, not recorded: %s/%s is not a valid submission: %s", student, notebook, why)
+        for (student, notebook), parts in sorted(results.items()):
+            named = {p: v.get("guard_tampered") for p, v in parts.items() if v.get("guard_tampered")}
+            if named and (student, notebook) not in invalid:
+                self.log.warning("GUARD TAMPERED: %s/%s switched the grader's guard off or reached into it (%s); "
+                                 "its verdicts stand, but look at the submission: see docs/sandbox.md", student,
+                                 notebook, "; ".join(f"{p}: {why}" for p, why in sorted(named.items())))
+        path = write_verdicts(self.coursedir.root, self.coursedir.assignment_id, results, invalid)
+        self.log.info("Verdicts of this run (passed parts, invalid submissions, guard_tampered): %s", path)
         t2 = time.monotonic()
         similarity()
         self.log.info("Similarity report (made while grading) %.1f s later", time.monotonic() - t2)
@@ -227,6 +235,39 @@ class SandboxAutogradeApp(AutogradeApp):
                         pass
             self.log.error("Could not grade: %s", ", ".join(failed))
             sys.exit(1)
+
+
+VERDICT_FIELDS = ("student", "notebook", "status", "passed", "parts", "failed", "guard_tampered", "why")
+
+
+def write_verdicts(root: str, assignment: str, results: dict, invalid: dict) -> str:
+    """``verdicts_<assignment>.csv`` in the course root, for the class report and the instructor: one
+    row a submission graded by this run (rows of students graded earlier are kept), with its status
+    (graded, invalid, grader error), its passed parts and ``guard_tampered`` (the parts whose guard was
+    switched off or reached into, and how). Student ids are plain names (the grader refuses others)."""
+    import csv
+    path = os.path.join(root, f"verdicts_{assignment}.csv")
+    rows: dict = {}
+    if os.path.isfile(path) and not os.path.islink(path):
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = {(r["student"], r["notebook"]): r for r in csv.DictReader(f) if r.get("student")}
+    for (student, notebook), parts in results.items():
+        status = ("invalid" if (student, notebook) in invalid else
+                  "grader error" if any(v["status"] == "error" for v in parts.values()) else "graded")
+        named = {p: v.get("guard_tampered") for p, v in parts.items() if v.get("guard_tampered")}
+        rows[(student, notebook)] = {
+            "student": student, "notebook": notebook, "status": status,
+            "passed": sum(v["status"] == "passed" for v in parts.values()), "parts": len(parts),
+            "failed": " ".join(sorted(p for p, v in parts.items() if v["status"] != "passed")),
+            "guard_tampered": "; ".join(f"{p}: {why}" for p, why in sorted(named.items())),
+            "why": invalid.get((student, notebook)) or ""}
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
+        out = csv.DictWriter(f, VERDICT_FIELDS)
+        out.writeheader()
+        out.writerows(rows[k] for k in sorted(rows))
+    os.replace(tmp, path)
+    return path
 
 
 def _warm_up(jobs: list, root: str) -> None:

@@ -33,13 +33,35 @@ class PartResult:
     status: str                   # "passed" | "failed" (the submission's doing) | "error" (the grader's)
     message: str
     seconds: float = 0.0
+    guard_tampered: str = ""      # why the part is named to the instructor (the guard switched off), or ""
 
     @property
     def passed(self) -> bool:
         return self.status == "passed"
 
     def as_dict(self) -> dict:
-        return {"status": self.status, "passed": self.passed, "message": self.message, "seconds": self.seconds}
+        return {"status": self.status, "passed": self.passed, "message": self.message, "seconds": self.seconds,
+                "guard_tampered": self.guard_tampered}
+
+
+def tampered(header) -> str:
+    """Why a part's result says its guard was not as armed at its end (:func:`guard.check`), or "": a
+    result without the guard's answer (forged, or the guard was off by request) counts as tampered."""
+    said = header.get("guard") if isinstance(header, dict) else None
+    if said in ("intact", "off"):
+        return ""
+    return f"the guard was switched off ({str(said)[:80] if said else 'its result has no answer from the guard'})"
+
+
+#: what a solution never needs and a part that switches the guard off uses (named, not penalised)
+REACHES_IN = __import__("re").compile(r"as_strided|stride_tricks|__array_interface__|__kwdefaults__|__defaults__|"
+                                      r"ctypes|addaudithook|_dispatch_|course_grading|tattle")
+
+
+def reaches_in(source: str) -> str:
+    """The first word of ``source`` that reaches into the grader's guard or raw memory, or ""."""
+    m = REACHES_IN.search(source or "")
+    return m.group(0) if m else ""
 
 
 # ------------------------------------------------------------------ the submission
@@ -254,6 +276,12 @@ def judge(part: str, cases: list, wants: list, outcome: sandbox.Outcome) -> Part
     if outcome.status != "ok":
         status = "error" if outcome.status == "grader" else "failed"
         return PartResult(status, f"{part}: {outcome.failure}", outcome.seconds)
+    result = _judged(part, cases, wants, outcome)
+    result.guard_tampered = tampered(outcome.header)
+    return result
+
+
+def _judged(part: str, cases: list, wants: list, outcome: sandbox.Outcome) -> PartResult:
     from course_lib.grading.judging import judge_case
     h, arrays = outcome.header, outcome.arrays
     try:
@@ -323,9 +351,20 @@ def grade_with(sources: dict, zygote: sandbox.Zygote, verdict, opts: sandbox.San
         if rule is None:
             rule = syntax_error(sources[part])
         if rule:
-            results[part] = PartResult("failed", f"{part}: the solution cell {rule} No points for this part.")
+            results[part] = PartResult("failed", f"{part}: the solution cell {rule} No points for this part.",
+                                       guard_tampered=(f"the cell uses {reaches_in(sources[part])}"
+                                                       if reaches_in(sources[part]) else ""))
             continue
         ready.append(part)
+
+    def named(part, result):
+        """The verdict, with the source's reach into the guard or raw memory named (see :func:`reaches_in`)."""
+        word = reaches_in(sources.get(part, ""))
+        if word and not result.guard_tampered:
+            result.guard_tampered = f"the cell uses {word}"
+        return result
+    base = verdict
+    verdict = lambda part, outcome: named(part, base(part, outcome))   # noqa: E731
 
     def one(part):
         part_cases = _ENCODED[part][0] if cases is None else cases[part]

@@ -175,3 +175,34 @@ def test_each_judging_has_a_deadline(monkeypatch):
     got = judge.verdict_in_time({"part": "nope", "header": {}}, [], {}, {}, seconds=0.5)
     assert got["status"] == "error"                          # the next judging runs as usual
     time.sleep(0.7)                                          # and no timer is left to fire
+
+
+# ------------------------------------------------------------------ item 13: the guard switched off is named
+
+KWDEFAULTS = ("f = getattr(F, 'multi_head_' + 'attention_forward')\n"
+              "getattr(f, '__kw' + 'defaults__')['_tat' + 'tle'] = lambda reason: None\n"
+              "assert f() is None\n")                           # the tripwire no longer ends the part
+RAW_MEMORY = ("f = getattr(F, 'multi_head_' + 'attention_forward')\n"
+              "free = (lambda *a, **k: 'free').__code__\n"
+              "base = np.zeros(1, np.uint8)\n"
+              "off = id(f) + 48 - getattr(base, '__array_inter' + 'face__')['data'][0]\n"
+              "tricks = getattr(np.lib, 'stride_' + 'tricks')\n"
+              "view = getattr(tricks, 'as_' + 'strided')(base, shape=(2, 8), strides=(off, 1))[1]\n"
+              "view[:] = np.frombuffer(id(free).to_bytes(8, 'little'), np.uint8)\n"
+              "assert f() == 'free'\n")                         # its code pointer rewritten: no tripwire left
+
+
+@pytest.mark.parametrize("payload", [KWDEFAULTS, RAW_MEMORY], ids=["kwdefaults_in_place", "as_strided_code_pointer"])
+def test_a_part_that_switches_the_guard_off_is_named(any_zygote, payload):  # noqa: F811
+    """Issue 30 item 13: the guard is advisory, and a part can switch a tripwire off (a default changed in
+    place; raw memory through numpy's as_strided, as last round's case did). Its verdict stands, but it
+    carries ``guard_tampered``, which the log and verdicts_<assignment>.csv name; an honest part's does not."""
+    from course_grader import runner
+    result, outcome = run_part(any_zygote, "multi_head_attention", with_prologue("multi_head_attention", payload))
+    assert result.passed, result.message
+    assert "multi_head_attention_forward" in result.guard_tampered, result.guard_tampered
+    honest, _ = run_part(any_zygote, "multi_head_attention", with_prologue("multi_head_attention", ""))
+    assert honest.passed and honest.guard_tampered == ""
+    assert runner.reaches_in("x = np.lib.stride_tricks.as_strided(a, (2,), (8,))") == "stride_tricks"
+    assert runner.reaches_in(with_prologue("multi_head_attention", "")) == ""
+    assert_contained(any_zygote, outcome)

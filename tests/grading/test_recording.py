@@ -54,7 +54,11 @@ def _writer(good):
 def course(tmp_path_factory):
     root = tmp_path_factory.mktemp("recording") / "course"
     good = released_course(root)
-    for student, nb in {"writer": _writer(good), "marked": good}.items():
+    tamperer = nbformat.reads(nbformat.writes(good), as_version=4)
+    mha = _cell(tamperer, "multi_head_attention")
+    mha.source = ("f = getattr(F, 'multi_head_' + 'attention_forward')\n"
+                  "getattr(f, '__kw' + 'defaults__')['_tat' + 'tle'] = lambda reason: None\n" + mha.source)
+    for student, nb in {"writer": _writer(good), "marked": good, "tamperer": tamperer}.items():
         folder = root / "submitted" / student / ASSIGNMENT
         folder.mkdir(parents=True)
         nbformat.write(nb, folder / f"{NOTEBOOK}.ipynb")
@@ -62,7 +66,11 @@ def course(tmp_path_factory):
     proc = _run([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--jobs", "2",
                  "--allow-public-seeds"], root)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    LOG.append(proc.stderr)
     return root
+
+
+LOG: list = []
 
 
 def _autograded(root, student):
@@ -128,3 +136,19 @@ def test_a_regrade_keeps_the_hand_grading(course):
                         "--force", "--allow-public-seeds"], course)
     assert resubmitted.returncode == 0, resubmitted.stderr[-3000:]
     assert all(score == 1.0 and need for score, need in grades().values())       # kept, to be reviewed
+
+
+def test_a_switched_off_guard_is_named_in_the_log_and_the_verdicts(course):
+    """Issue 30 item 13, end to end: the log names the student and the part; verdicts_07_exercise.csv
+    (the machine-readable record) has guard_tampered for that row only."""
+    import csv
+    log = LOG[0]
+    assert "GUARD TAMPERED: tamperer/encoder_from_scratch" in log and "multi_head_attention" in log
+    assert "GUARD TAMPERED: writer" not in log and "GUARD TAMPERED: marked" not in log
+    with open(course / "verdicts_07_exercise.csv", newline="") as f:
+        rows = {r["student"]: r for r in csv.DictReader(f)}
+    assert set(rows) >= {"writer", "marked", "tamperer"}
+    assert "multi_head_attention" in rows["tamperer"]["guard_tampered"]
+    assert rows["writer"]["guard_tampered"] == rows["marked"]["guard_tampered"] == ""
+    assert rows["marked"]["status"] == "graded" and rows["marked"]["passed"] == rows["marked"]["parts"]
+    assert "attention" in rows["writer"]["failed"].split()
