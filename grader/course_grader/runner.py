@@ -257,12 +257,58 @@ def fixed_cell_error(part: str, text) -> str:
     return f"{part}: the solution cell could not be run."
 
 
+#: the harness's contract messages (course_lib/grading/harness.py ResultError), as the grader may repeat
+#: them: what was checked (from this list), the fixed phrase, and for what the part returned only a type
+#: or dtype from :data:`RESULT_TYPES`; names, keys, lists and numbers the part chose become "…"
+RESULT_WHATS = frozenset({"out", "weights", "output", "the returned table", "MultiHeadAttention.forward",
+                          "MultiHeadAttention", "PositionwiseFeedForward", "EncoderLayer", "Encoder", "Reverser",
+                          "the predictions", "the untrained model's predictions"})
+RESULT_PHRASES = ("expected a torch.Tensor, got", "expected a floating-point tensor, got",
+                  "expected a tuple (out, weights), got", "expected an nn.Module, got", "the state_dict has no",
+                  "the state_dict has keys the contract does not have", "parameter '…' has shape",
+                  "expected an int (the number of parameters), got", "expected float32 (torch's default dtype), got",
+                  "expected logits of shape (B, T, vocab_size)")
+RESULT_WORDS = frozenset(__import__("re").findall(r"[A-Za-z_][\w.]*", " ".join(RESULT_PHRASES) + (
+    " of length its keys are use the attribute names of the contract so reference weights can be loaded adds no "
+    "parameters and a table that is not a weight is a buffer registered with persistent=False expected got "
+    "another type torch's default dtype")))
+RESULT_TYPES = frozenset({"Tensor", "tuple", "list", "dict", "int", "float", "bool", "str", "NoneType", "ndarray",
+                          "Parameter", "function", "type", *(f"torch.{t}" for t in (
+                              "float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8",
+                              "bool", "complex64", "complex128"))})
+
+
+RESULT_WORDS = RESULT_WORDS | RESULT_TYPES
+
+
+def fixed_result_error(text) -> str | None:
+    """The harness's contract message rebuilt from a fixed vocabulary (see :data:`RESULT_PHRASES`), or
+    None when ``text`` is not one of its messages."""
+    import re
+    what, sep, rest = str(text)[:600].partition(": ")
+    if not sep:
+        what, rest = "", str(text)[:600]
+    if what and what not in RESULT_WHATS:
+        return None
+    rest = re.sub(r"'[^']*'", "'…'", rest)
+    rest = re.sub(r"\[[^\]]*\]", "[…]", rest)
+    rest = re.sub(r"\((?:\s*-?\d+\s*,?)*\)", "(…)", rest)
+    rest = re.sub(r"(?<![\w.])-?\d+(?![\w.])", "…", rest)
+    rest = re.sub(r"got ([\w.]+)", lambda m: "got " + (m.group(1) if m.group(1) in RESULT_TYPES else "another type"),
+                  rest)
+    if (not any(rest.startswith(p) for p in RESULT_PHRASES) or re.search(r"[^\w\s.,:;'()\[\]=…+-]", rest)
+            or any(w not in RESULT_WORDS for w in re.findall(r"[A-Za-z_][\w.]*", rest))):
+        return None
+    return (f"{what}: " if what else "") + rest
+
+
 def fixed_case_error(text) -> str:
-    """A fixed message for a case's error: the exception's kind, or a result the contract does not allow."""
+    """A fixed message for a case's error: the exception's kind, or the contract message the part's
+    result broke (its parts the part could choose masked), or a generic one."""
     if str(text).startswith("raised "):
         return f"{error_kind(text)} ({NOT_SHOWN})"
-    return ("returned something the part's contract does not allow (a tensor of another type or shape: "
-            "the notebook's own checks say which)")
+    return fixed_result_error(text) or ("returned something the part's contract does not allow (the notebook's "
+                                        "own checks say what)")
 
 
 MAX_OUTPUTS = 16          # outputs of a training case (the Reverser's: its reference gives no outputs to count)

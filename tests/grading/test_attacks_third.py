@@ -206,3 +206,19 @@ def test_a_part_that_switches_the_guard_off_is_named(any_zygote, payload):  # no
     assert runner.reaches_in("x = np.lib.stride_tricks.as_strided(a, (2,), (8,))") == "stride_tricks"
     assert runner.reaches_in(with_prologue("multi_head_attention", "")) == ""
     assert_contained(any_zygote, outcome)
+
+
+def test_a_contract_message_keeps_its_words_not_the_parts():
+    """A visible case's contract message (the harness's ResultError) is rebuilt from its fixed words: the
+    type, key, list, shape or number the part chose is masked, and text that is not such a message is
+    not shown at all."""
+    from course_grader.runner import fixed_case_error
+    said = fixed_case_error("Encoder: the state_dict has keys the contract does not have: ['LEAK_2_7_16'] (the "
+                            "contract adds no parameters, and a table that is not a weight is a buffer registered "
+                            "with persistent=False)")
+    assert "persistent=False" in said and "LEAK" not in said
+    for forged in ("out: expected a torch.Tensor, got LEAK_2_7_16", "EncoderLayer: parameter 'LEAK' has shape (2, 7), "
+                   "expected (16, 16)", "Encoder: the state_dict has no LEAK", "LEAK (2, 7, 16)",
+                   "LEAK: expected a torch.Tensor, got Tensor"):
+        said = fixed_case_error(forged)
+        assert "LEAK" not in said and "7" not in said, said
