@@ -59,12 +59,19 @@ def inert_markdown(text: str) -> str:
     return _SCRIPT_URL.sub("blocked:", cleaned)
 
 
+def _priority():
+    from .feedback import display_data_priority
+    return display_data_priority()
+
+
 class SanitizeStudentCells(NbGraderPreprocessor):
     """What the student wrote holds no active HTML in the autograded notebook that the formgrader and
     the feedback page show: markdown and raw cells (all but the locked ones, which nbgrader restored
     from the gradebook) through :func:`inert_markdown`; every code cell's outputs through
     nbconvert's SanitizeHTML (HTML and markdown cleaned, JavaScript, SVG and widgets dropped; PNG, JPEG,
     plain text and LaTeX kept)."""
+
+    display_data_priority = _priority()                      # generate_feedback sets it: no warning
 
     def preprocess(self, nb, resources):
         from nbconvert.preprocessors.sanitize import SanitizeHTML

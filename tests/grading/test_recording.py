@@ -104,6 +104,7 @@ def test_no_active_html_reaches_the_instructors_browser(course):
     assert "My answer: it learns." in _cell(nb, "answer_reverser").source
     proc = _run([str(BIN / "nbgrader"), "generate_feedback", ASSIGNMENT, "--student", "writer"], course)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "display_data_priority" not in proc.stderr                 # issue 33 item 8: no unexplained warning
     html = (course / "feedback" / "writer" / ASSIGNMENT / f"{NOTEBOOK}.html").read_text()
     for active in ("<script>alert", "javascript:alert", "JaVaScRiPt:", "<iframe", "alert(5)"):
         assert active not in html, active
