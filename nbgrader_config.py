@@ -43,9 +43,12 @@ c.SandboxGrader.gid = -1                 # (no account, no process; -1 picks one
 # part in the page's list of scores, writes the maths as MathML, puts the exercise's figures into the
 # page (the HTML is all a student gets back), and uses a copy of nbgrader's page that wraps long
 # messages and loads no MathJax from a CDN: see grader/course_grader/feedback.py and its templates/.
+# What a student wrote (markdown, outputs) is made inert again here (recording.SanitizeStudentCells),
+# also for a notebook autograded before the grader did it itself.
 try:                                      # the grader's package: an instructor's install, not a student's
     from course_grader.feedback import (TEMPLATES, ClearHiddenTestsInTestCells,  # noqa: E402
                                         MathToMathML, NameGradedCells)
+    from course_grader.recording import SanitizeStudentCells  # noqa: E402
 except ImportError:                       # a student's JupyterLab (Validate) needs none of this
     TEMPLATES = None
 if TEMPLATES is not None:
@@ -53,7 +56,7 @@ if TEMPLATES is not None:
     from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
     from nbgrader.preprocessors import GetGrades  # noqa: E402
 
-    c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTestsInTestCells, NameGradedCells, MathToMathML,
-                                       CSSHTMLHeaderPreprocessor]
+    c.GenerateFeedback.preprocessors = [GetGrades, SanitizeStudentCells, ClearHiddenTestsInTestCells,
+                                       NameGradedCells, MathToMathML, CSSHTMLHeaderPreprocessor]
     c.HTMLExporter.extra_template_basedirs = [   # ours first: its feedback/*.html.j2 win; then nbgrader's
         TEMPLATES, os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates")]

@@ -72,7 +72,8 @@ def sandboxed(base: Path, tmp: Path, n: int, jobs: int) -> float:
     shutil.copytree(base, course)
     for folder in sorted((course / "submitted").iterdir())[n:]:
         shutil.rmtree(folder)
-    seconds, log = run([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--jobs", str(jobs)],
+    seconds, log = run([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--jobs", str(jobs),
+                        "--allow-public-seeds"],
                        course)
     phase = [line for line in log.splitlines() if "took" in line and "Sandboxed" in line]
     print(f"sandboxed grader (--jobs {jobs}), {n:3d} submissions: {seconds:5.1f} s = {seconds / n:.2f} s per submission "

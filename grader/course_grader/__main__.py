@@ -14,6 +14,12 @@ in a sandboxed process (see grader/course_grader/autograde.py). Run it from the 
 Give the hidden tests of the source notebook (default notebooks/07_exercise/encoder_from_scratch.ipynb)
 seeds of your own, before `nbgrader generate_assignment`: the repository's seeds are public.
 
+       python -m course_grader collect ASSIGNMENT [nbgrader collect options]
+
+`nbgrader collect` from the hub's exchange, checked by the server: a folder in inbound/ that does not
+belong to the account it names is refused, and a submission's time is the server's (the latest
+status change of its files), written as its timestamp.txt (see grader/course_grader/collect.py).
+
        python -m course_grader points [NOTEBOOK] [PART=POINTS ...]
 
 Show the points of each part (the nbgrader metadata of the source notebook, what nbgrader grades with),
@@ -46,6 +52,9 @@ def main(argv=None) -> int:
         _skip_unused_imports()
         from .report import main as report_main
         return report_main(argv[1:])
+    if argv[0] == "collect":
+        from .collect import main as collect_main
+        return collect_main(argv[1:])
     if argv[0] == "points":
         from .points import main as points_main
         return points_main(argv[1:])

@@ -40,7 +40,7 @@ from traitlets.config import Configurable
 from . import cgroups, confine, recording, runner, sandbox
 from .pool import ClassGrader
 from .submissions import (assignment_notebooks, find_submissions, missing_hidden, needs_grading, plain_id,
-                          quoted, seeds_of)
+                          public_seeds, quoted, seeds_of)
 
 class SandboxGrader(Configurable):
     """Limits of the sandboxed grader (``c.SandboxGrader.*`` in nbgrader_config.py)."""
@@ -58,6 +58,9 @@ class SandboxGrader(Configurable):
     gid = Integer(-1, help="Its gid (-1: as the uid).").tag(config=True)
     level = Unicode("auto", help="root, userns, uid, rlimits, or auto (the strongest available); see the README."
                     ).tag(config=True)
+    allow_public_seeds = Bool(False, help="Grade even when the hidden tests use the repository's published "
+                              "seeds (a throw-away test; a class must run `python -m course_grader new-seeds` "
+                              "first).").tag(config=True)
     visible_only = Bool(False, help="Grade on the visible cases alone when parts have no hidden tests (else "
                         "the run stops).").tag(config=True)
     hide = List(Unicode(), help="Ignored (kept for old configs): the sandbox shows a part an allow-list of "
@@ -75,7 +78,9 @@ class SandboxAutogradeApp(AutogradeApp):
     aliases = {**_nbgrader_aliases, "jobs": "SandboxGrader.jobs", "part-timeout": "SandboxGrader.part_timeout",
                "sandbox": "SandboxGrader.level"}
     flags = dict(_nbgrader_flags, **{"visible-only": ({"SandboxGrader": {"visible_only": True}},
-                                                      "Grade on the visible cases alone if hidden tests are missing.")})
+                                                      "Grade on the visible cases alone if hidden tests are missing."),
+                                     "allow-public-seeds": ({"SandboxGrader": {"allow_public_seeds": True}},
+                                                            "Grade on the repository's published hidden seeds.")})
 
     def _classes_default(self):
         return [*super()._classes_default(), SandboxGrader]
@@ -167,6 +172,15 @@ class SandboxAutogradeApp(AutogradeApp):
             sys.exit(1)
         if missing:
             self.log.warning("--visible-only: %s graded on the visible cases alone", ", ".join(missing))
+        public = public_seeds(seeds)
+        if public and not settings.allow_public_seeds:
+            self.log.error("Not grading: the hidden tests of %s use the repository's published seeds, so anyone can "
+                           "make those cases and look their answers up. Give the source notebook seeds of your own "
+                           "(python -m course_grader new-seeds), run nbgrader generate_assignment again (before you "
+                           "release it), or pass --allow-public-seeds for a throw-away test", ", ".join(public))
+            sys.exit(1)
+        if public:
+            self.log.warning("--allow-public-seeds: %s graded on the repository's published seeds", ", ".join(public))
         t0 = time.monotonic()
         root = os.path.join(self.coursedir.root, self.coursedir.submitted_directory)
         judged = grader.prepare(seeds,
@@ -186,6 +200,8 @@ class SandboxAutogradeApp(AutogradeApp):
             """nbgrader's own Autograde for one student, test cells filled from ``results``."""
             recording.RESULTS.clear()
             recording.RESULTS.update(results)
+            recording.HAND_GRADED.clear()
+            recording.HAND_GRADED.update(recording.hand_graded(self.coursedir, self.coursedir.assignment_id, student))
             self.coursedir.student_id = glob.escape(student)
             Autograde(coursedir=self.coursedir, parent=self).start()
 
@@ -197,6 +213,14 @@ class SandboxAutogradeApp(AutogradeApp):
         self.coursedir.student_id = pattern
         for (student, notebook), why in sorted(invalid.items()):
             self.log.warning("Not graded, not recorded: %s/%s is not a valid submission: %s", student, notebook, why)
+        for (student, notebook), parts in sorted(results.items()):
+            named = {p: v.get("guard_tampered") for p, v in parts.items() if v.get("guard_tampered")}
+            if named and (student, notebook) not in invalid:
+                self.log.warning("GUARD TAMPERED: %s/%s switched the grader's guard off or reached into it (%s); "
+                                 "its verdicts stand, but look at the submission: see docs/sandbox.md", student,
+                                 notebook, "; ".join(f"{p}: {why}" for p, why in sorted(named.items())))
+        path = write_verdicts(self.coursedir.root, self.coursedir.assignment_id, results, invalid)
+        self.log.info("Verdicts of this run (passed parts, invalid submissions, guard_tampered): %s", path)
         t2 = time.monotonic()
         similarity()
         self.log.info("Similarity report (made while grading) %.1f s later", time.monotonic() - t2)
@@ -211,6 +235,39 @@ class SandboxAutogradeApp(AutogradeApp):
                         pass
             self.log.error("Could not grade: %s", ", ".join(failed))
             sys.exit(1)
+
+
+VERDICT_FIELDS = ("student", "notebook", "status", "passed", "parts", "failed", "guard_tampered", "why")
+
+
+def write_verdicts(root: str, assignment: str, results: dict, invalid: dict) -> str:
+    """``verdicts_<assignment>.csv`` in the course root, for the class report and the instructor: one
+    row a submission graded by this run (rows of students graded earlier are kept), with its status
+    (graded, invalid, grader error), its passed parts and ``guard_tampered`` (the parts whose guard was
+    switched off or reached into, and how). Student ids are plain names (the grader refuses others)."""
+    import csv
+    path = os.path.join(root, f"verdicts_{assignment}.csv")
+    rows: dict = {}
+    if os.path.isfile(path) and not os.path.islink(path):
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = {(r["student"], r["notebook"]): r for r in csv.DictReader(f) if r.get("student")}
+    for (student, notebook), parts in results.items():
+        status = ("invalid" if (student, notebook) in invalid else
+                  "grader error" if any(v["status"] == "error" for v in parts.values()) else "graded")
+        named = {p: v.get("guard_tampered") for p, v in parts.items() if v.get("guard_tampered")}
+        rows[(student, notebook)] = {
+            "student": student, "notebook": notebook, "status": status,
+            "passed": sum(v["status"] == "passed" for v in parts.values()), "parts": len(parts),
+            "failed": " ".join(sorted(p for p, v in parts.items() if v["status"] != "passed")),
+            "guard_tampered": "; ".join(f"{p}: {why}" for p, why in sorted(named.items())),
+            "why": invalid.get((student, notebook)) or ""}
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
+        out = csv.DictWriter(f, VERDICT_FIELDS)
+        out.writeheader()
+        out.writerows(rows[k] for k in sorted(rows))
+    os.replace(tmp, path)
+    return path
 
 
 def _warm_up(jobs: list, root: str) -> None:

@@ -23,7 +23,14 @@ import re
 
 from nbconvert.preprocessors import Preprocessor
 from nbgrader.preprocessors import ClearHiddenTests
-from traitlets import Bool
+from traitlets import Bool, List
+
+#: nbgrader's generate_feedback sets ``display_data_priority`` on every preprocessor it runs; a class
+#: that does not declare it as configurable gets traitlets' "Config option ... not recognized" warning
+#: on every run. Declared here (and used by nothing): no warning.
+def display_data_priority() -> List:
+    return List(["text/html", "application/pdf", "text/latex", "image/svg+xml", "image/png", "image/jpeg",
+                 "text/plain"]).tag(config=True)
 
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 
@@ -44,6 +51,8 @@ _IMAGE = re.compile(r"!\[(?P<alt>[^\]]*)\]\((?P<src>[^)\s]+)\)")
 class ClearHiddenTestsInTestCells(ClearHiddenTests):
     """nbgrader's ClearHiddenTests on test cells only (on a student's cell, a stray "BEGIN HIDDEN
     TESTS" would make it stop with no feedback at all)."""
+
+    display_data_priority = display_data_priority()
 
     def preprocess_cell(self, cell, resources, index):
         meta = cell.metadata.get("nbgrader", {})

@@ -41,6 +41,7 @@ import types
 TATTLE_FD, RESULT_FD = 3, 4
 EXIT_RULE = 86
 ARM_EVENT = "course_grading.arm"
+CHECK_EVENT = "course_grading.check"
 
 ATEN_OPS = ("scaled_dot_product_attention", "_scaled_dot_product_attention_math",
             "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_flash_attention",
@@ -165,11 +166,25 @@ def _trusted_files() -> tuple:
 def install(torch, watched: list | None = None) -> None:
     """The audit hook (disarmed), the dispatcher kernels, the tripwires (run once, in the zygote).
     ``watched``: :func:`watched_functions`, if the interpreter this zygote was forked from found them."""
-    for func in watched_functions() if watched is None else watched:
+    tripped = list(watched_functions() if watched is None else watched)
+    for func in tripped:
         _trip(func)
-    kept = [_dispatcher_kernels(torch)]                     # their C++ handles live as long as the hook
+    lib, kernels = _dispatcher_kernels(torch)
+    kept = [lib]                                            # their C++ handles live as long as the hook
     state = {"armed": False, "code": None, "read_roots": (), "write_roots": (), "kept": kept, "busy": False,
              "trusted": _trusted_files()}
+    # what must stay as installed, checked at the part's end (:func:`check`): the code and the defaults
+    # of every tripwire, kernel and of tattle itself (a default changed in place switches a tripwire off)
+    watch = [(f, f.__code__, f.__kwdefaults__, dict(f.__kwdefaults__ or {}), f.__defaults__)
+             for f in [*tripped, *kernels, tattle]]
+
+    def intact() -> str:
+        for f, code, kwdefaults, values, defaults in watch:
+            now = f.__kwdefaults__
+            if (f.__code__ is not code or now is not kwdefaults or f.__defaults__ is not defaults
+                    or len(now or {}) != len(values) or any((now or {}).get(k) is not v for k, v in values.items())):
+                return f"changed {getattr(f, '__qualname__', '?')}"
+        return "intact"
 
     def raised_by_stdlib(_getframe=sys._getframe, _realpath=os.path.realpath) -> bool:
         """Whether the code that raised the event (the frame below the hook) is one of the trusted files."""
@@ -184,7 +199,13 @@ def install(torch, watched: list | None = None) -> None:
     def hook(event, args):
         if not state["armed"]:
             if event == ARM_EVENT:
-                state.update(armed=True, code=args[0], read_roots=tuple(args[1]), write_roots=tuple(args[2]))
+                state.update(armed=True, code=args[0], read_roots=tuple(args[1]), write_roots=tuple(args[2]),
+                             roots=(tuple(args[1]), tuple(args[2])))
+            return
+        if event == CHECK_EVENT:
+            if args and isinstance(args[0], list):
+                same = (state["read_roots"], state["write_roots"]) == state["roots"]
+                args[0].append(intact() if same else "changed its roots")
             return
         if state["busy"]:
             return
@@ -201,6 +222,16 @@ def arm(codes: tuple, read_roots, write_roots) -> None:
     """From here on the hook refuses; nothing can switch it back (part process only). ``codes``: the
     compiled solution cells, the only code it may ``exec`` (once each, by the part process)."""
     sys.audit(ARM_EVENT, tuple(codes), tuple(read_roots), tuple(write_roots))
+
+
+def check() -> str:
+    """At the end of a part: ``"intact"`` when the armed guard answers and finds its tripwires, kernels
+    and tattle as installed; else what it found (or ``"silent"``: the hook no longer answers, it was
+    disarmed or replaced). Advisory too (a part with raw memory access can fake it), but a submission
+    that switched the guard off the way earlier red-team cases did is named to the instructor."""
+    out: list = []
+    sys.audit(CHECK_EVENT, out)
+    return str(out[0]) if out else "silent"
 
 
 def _trip(func) -> None:
@@ -224,13 +255,15 @@ def _dispatcher_kernels(torch):
     """Replace the fused attention operators' kernels; the Library keeps them registered."""
     import warnings
     lib = torch.library.Library("aten", "IMPL")
+    kernels = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")                     # "overriding a previously registered kernel"
         for op in ATEN_OPS:
             for key in DISPATCH_KEYS:
                 try:
                     if torch._C._dispatch_has_kernel_for_dispatch_key(f"aten::{op}", key):
-                        lib.impl(op, _make_kernel(f"aten::{op}"), key)
+                        kernels.append(_make_kernel(f"aten::{op}"))
+                        lib.impl(op, kernels[-1], key)
                 except (RuntimeError, AttributeError):
                     continue
     import weakref
@@ -238,7 +271,7 @@ def _dispatcher_kernels(torch):
         info = f.peek()
         if info and info[0] is lib:
             f.detach()                                      # nobody can run the finalizer that unregisters them
-    return lib
+    return lib, kernels
 
 
 def _make_kernel(name: str):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import select
+import signal
 import socket
 import time
 
@@ -52,10 +53,36 @@ def serve(control: int, channels: int) -> None:
             else:
                 try:
                     request, arrays = wire.read_message(fd)
-                    wire.write_message(fd, _verdict(request, arrays, cases, wants))
+                    wire.write_message(fd, verdict_in_time(request, arrays, cases, wants))
                 except (EOFError, OSError, ValueError):            # the worker ended (or was ended)
                     judges.discard(fd)
                     os.close(fd)
+
+
+JUDGING_SECONDS = 20.0      # one judging; the judge serves every worker, so none may hold it longer
+
+
+class _Late(BaseException):
+    """The judging's deadline passed (a BaseException: no ``except Exception`` of the judging catches it)."""
+
+
+def _late(signum, frame):
+    raise _Late()
+
+
+def verdict_in_time(request: dict, arrays: list, cases: dict, wants: dict, seconds: float = JUDGING_SECONDS) -> dict:
+    """:func:`_verdict` with a deadline (``ITIMER_REAL``): a result that takes longer to judge fails,
+    and the judge goes on with the next worker's."""
+    previous = signal.signal(signal.SIGALRM, _late)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return _verdict(request, arrays, cases, wants)
+    except _Late:
+        return runner.PartResult("failed", f"{request.get('part')}: its results took longer than {seconds:g} s "
+                                           "to judge.").as_dict()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _verdict(request: dict, arrays: list, cases: dict, wants: dict) -> dict:

@@ -56,6 +56,7 @@ class ClassGrader:
         they arrive here in wire form, with the references' code. Seconds the judge took. Meanwhile this
         process compiles the references once (not in every worker) and calls ``while_waiting()``."""
         self.mother.ask_cases(seeds)
+        from . import recording                             # noqa: F401 (nbgrader's validator: once, before the forks)
         for part in runner.PARTS:
             references.compiled(part)
         if while_waiting is not None:
@@ -293,5 +294,6 @@ def verdict_over(channel):
         except (EOFError, TimeoutError, ValueError) as e:
             return runner.PartResult("error", f"{part}: the judge did not answer ({type(e).__name__})",
                                      outcome.seconds)
-        return runner.PartResult(answer["status"], answer["message"], float(answer.get("seconds", 0.0)))
+        return runner.PartResult(answer["status"], answer["message"], float(answer.get("seconds", 0.0)),
+                                 str(answer.get("guard_tampered", "")))
     return verdict

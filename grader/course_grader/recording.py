@@ -5,7 +5,9 @@ cheap (one SQLAlchemy engine per process, the metadata schema checked once, no d
 
 from __future__ import annotations
 
+import copy
 import os
+import re
 import traceback
 import warnings
 
@@ -25,6 +27,113 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Clea
 from . import runner
 
 RESULTS: dict = {}           # (student, notebook) -> {part: {"passed": bool, "message": str}}
+HAND_GRADED: set = set()     # (notebook, grade_id) graded by hand already, for this same submission
+
+
+class ClearGradedOutputs(ClearOutput):
+    """nbgrader's ClearOutput on the graded cells only (test cells, autograded answers): their outputs
+    come from the grader alone (:class:`InjectSandboxResults`). The student's other cells keep what
+    they printed and drew (9.x's numbers, the Reverser's attention map), for the formgrader and the
+    feedback, where the rubric asks for them; :class:`SanitizeStudentCells` makes them inert."""
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        if cell.cell_type == "code" and utils.is_grade(cell):
+            return super().preprocess_cell(cell, resources, cell_index)
+        return cell, resources
+
+
+_SCRIPT_URL = re.compile(r"(?i)(?:j\s*a\s*v\s*a|v\s*b)\s*s\s*c\s*r\s*i\s*p\s*t\s*:|d\s*a\s*t\s*a\s*:\s*text/html")
+STUDENT_TAGS = frozenset({"a", "abbr", "b", "blockquote", "br", "code", "del", "details", "div", "em", "h1", "h2",
+                          "h3", "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "ol", "p", "pre", "s", "span",
+                          "strong", "sub", "summary", "sup", "table", "tbody", "td", "th", "thead", "tr", "u", "ul"})
+STUDENT_ATTRIBUTES = {"a": ["href", "title"], "img": ["src", "alt", "title", "width", "height"],
+                      "td": ["colspan", "rowspan", "align"], "th": ["colspan", "rowspan", "align"]}
+
+
+def inert_markdown(text: str) -> str:
+    """A student's markdown with no active HTML: bleach's allow-list (no script, no event handler, no
+    style, no iframe, form, svg or object; links and images over http, https and mailto only), and no
+    ``javascript:``/``vbscript:``/``data:text/html`` URL left in markdown's own links."""
+    import bleach
+    cleaned = bleach.clean(text, tags=STUDENT_TAGS, attributes=STUDENT_ATTRIBUTES, strip=False, strip_comments=True)
+    return _SCRIPT_URL.sub("blocked:", cleaned)
+
+
+def _priority():
+    from .feedback import display_data_priority
+    return display_data_priority()
+
+
+class SanitizeStudentCells(NbGraderPreprocessor):
+    """What the student wrote holds no active HTML in the autograded notebook that the formgrader and
+    the feedback page show: markdown and raw cells (all but the locked ones, which nbgrader restored
+    from the gradebook) through :func:`inert_markdown`; every code cell's outputs through
+    nbconvert's SanitizeHTML (HTML and markdown cleaned, JavaScript, SVG and widgets dropped; PNG, JPEG,
+    plain text and LaTeX kept)."""
+
+    display_data_priority = _priority()                      # generate_feedback sets it: no warning
+
+    def preprocess(self, nb, resources):
+        from nbconvert.preprocessors.sanitize import SanitizeHTML
+
+        class Inert(SanitizeHTML):
+            def sanitize_html_tags(self, html_str):
+                return inert_markdown(html_str)
+        self._outputs = Inert()
+        return super().preprocess(nb, resources)
+
+    def preprocess_cell(self, cell, resources, index):
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type in ("markdown", "raw") and not (meta.get("locked") and meta.get("grade_id")):
+            cell.source = inert_markdown(cell.source)
+            cell.pop("attachments", None) if cell.cell_type == "raw" else None
+        elif cell.cell_type == "code":
+            cell.outputs = self._outputs.sanitize_code_outputs(cell.get("outputs", []))
+        return cell, resources
+
+
+class SaveAutoGradesKeepingHandGrading(SaveAutoGrades):
+    """nbgrader's SaveAutoGrades, except that a grade given by hand to this same submission (its
+    timestamp unchanged) stays given: nbgrader would set ``needs_manual_grade`` on every answer with a
+    manual score, so ``autograde --force`` after a due-date change sent the formgrader's hand grading
+    back to the queue. A new submission's hand grades are still marked for review, as nbgrader does."""
+
+    def _add_score(self, cell, resources) -> None:
+        super()._add_score(cell, resources)
+        if (self.notebook_id, cell.metadata["nbgrader"]["grade_id"]) in HAND_GRADED:
+            grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id,
+                                              self.assignment_id, self.student_id)
+            if grade.manual_score is not None:
+                grade.needs_manual_grade = False
+                self.gradebook.db.commit()
+
+
+def _naive_utc(stamp):
+    if stamp is None:
+        return None
+    if isinstance(stamp, str):
+        stamp = utils.parse_utc(stamp)
+    if stamp.tzinfo is not None:
+        import datetime
+        stamp = stamp.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    return stamp
+
+
+def hand_graded(coursedir, assignment_id: str, student: str) -> set:
+    """{(notebook, grade_id)} graded by hand for the submission now in ``submitted/`` (the gradebook's
+    timestamp of the student's submission is that of its ``timestamp.txt``); empty for a new one."""
+    from nbgrader.api import Gradebook, MissingEntry
+    folder = coursedir.format_path(coursedir.submitted_directory, student, assignment_id)
+    try:
+        now = _naive_utc(coursedir.get_existing_timestamp(folder))
+        with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
+            submission = gb.find_submission(assignment_id, student)
+            if _naive_utc(submission.timestamp) != now:
+                return set()
+            return {(nb.name, g.name) for nb in submission.notebooks for g in nb.grades
+                    if g.manual_score is not None and not g.needs_manual_grade}
+    except (MissingEntry, ValueError, TypeError):
+        return set()
 
 
 class InjectSandboxResults(NbGraderPreprocessor):
@@ -101,6 +210,61 @@ class _MetadataValidator(MetadataValidator):
 
 _METADATA = _MetadataValidator()
 
+#: what a grade_id may be: nbgrader prints it in its log lines, so nothing a terminal would act upon
+PLAIN_GRADE_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
+
+
+def _semantics(cell_type, meta: dict) -> None:
+    """nbgrader's MetadataValidatorV3 checks beyond the schema (without its per-cell schema check)."""
+    grade, solution, locked, task = meta["grade"], meta["solution"], meta["locked"], meta.get("task", False)
+    if (grade or solution or locked) and not meta.get("grade_id"):
+        raise ValidationError("no grade_id")
+    if grade and "points" not in meta:
+        raise ValidationError("no points")
+    if task and cell_type != "markdown":
+        raise ValidationError("task cell not markdown")
+    if not task and cell_type == "markdown" and bool(grade) != bool(solution):
+        raise ValidationError("markdown grade cell not a solution cell, or the other way round")
+
+
+def invalid_metadata(nb, folder: str | None = None) -> str | None:
+    """Why nbgrader could not record ``nb`` (the submission in ``folder``), checked before it sees it,
+    or None: a grade_id that is not a plain name (escape sequences would reach the instructor's terminal
+    and grader.log through nbgrader's own log lines), metadata nbgrader's validator rejects (an empty
+    ``"nbgrader": {}``, ``points: "lots"``, ...), a test cell that is not a grade cell, a grade_id used
+    twice, a ``timestamp.txt`` nbgrader cannot parse. The reason never quotes the submission's text."""
+    seen: set = set()
+    for i, cell in enumerate(nb.get("cells", [])):
+        meta = cell.get("metadata", {}).get("nbgrader")
+        if meta is None:
+            continue
+        gid = meta.get("grade_id")
+        if gid is not None and not (isinstance(gid, str) and PLAIN_GRADE_ID.fullmatch(gid)):
+            return (f"cell {i}'s grade_id is not a plain name (letters, digits, '_.-'), e.g. "
+                    f"{ascii(str(gid))[:60]}")
+        try:
+            _METADATA.validate_cell(NotebookNode(cell_type=cell.get("cell_type"), source=cell.get("source", ""),
+                                                 metadata=NotebookNode(nbgrader=copy.deepcopy(meta))))
+            _semantics(cell.get("cell_type"), meta)
+        except Exception as e:                               # noqa: BLE001 (any of nbgrader's refusals)
+            return f"cell {i}'s nbgrader metadata is not valid ({type(e).__name__})"
+        if gid is not None and (meta.get("grade") or meta.get("solution") or meta.get("locked")):
+            if gid in seen:
+                return f"the grade_id {gid} is used by two cells"
+            seen.add(gid)
+        if gid is not None and runner.part_of_test(gid) is not None and not meta.get("grade"):
+            return f"the test cell {gid} is not a grade cell (its nbgrader metadata was changed)"
+    stamp = None if folder is None else os.path.join(folder, "timestamp.txt")
+    if stamp is not None and os.path.lexists(stamp):
+        try:
+            if os.path.islink(stamp) or os.path.getsize(stamp) > 1000:
+                raise ValueError("not a small file")
+            with open(stamp, encoding="utf-8") as f:
+                utils.parse_utc(f.read().strip())
+        except Exception:                                    # noqa: BLE001
+            return "its timestamp.txt is not a time nbgrader can read"
+    return None
+
 
 class _Owned(NotebookNode):
     """A notebook just read from its file, which nothing else holds: its "deep copy" is itself."""
@@ -160,11 +324,11 @@ def configure_recording(config) -> None:
     notebook against nbformat's schema at the end of each pass rather than after each of its eleven
     preprocessors (``optimistic_validation``): an invalid notebook still stops the recording; and it
     works on the notebook it read rather than on a deep copy (:class:`OwnCopyExporter`)."""
-    config.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteTestCells,
-                                               CheckCellMetadataOnce]
+    config.Autograde.sanitize_preprocessors = [ClearGradedOutputs, DeduplicateIds, OverwriteKernelspec,
+                                               OverwriteTestCells, CheckCellMetadataOnce]
     config.Autograde.autograde_preprocessors = [
-        InjectSandboxResults, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
-        AssignLatePenalties]
+        SanitizeStudentCells, InjectSandboxResults, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
+        SaveAutoGradesKeepingHandGrading, AssignLatePenalties]
     config.OverwriteCells.add_missing_cells = True
     config.NotebookExporter.optimistic_validation = True        # nbformat's schema once per pass, not per step
     config.Autograde.exporter_class = OwnCopyExporter

@@ -33,13 +33,35 @@ class PartResult:
     status: str                   # "passed" | "failed" (the submission's doing) | "error" (the grader's)
     message: str
     seconds: float = 0.0
+    guard_tampered: str = ""      # why the part is named to the instructor (the guard switched off), or ""
 
     @property
     def passed(self) -> bool:
         return self.status == "passed"
 
     def as_dict(self) -> dict:
-        return {"status": self.status, "passed": self.passed, "message": self.message, "seconds": self.seconds}
+        return {"status": self.status, "passed": self.passed, "message": self.message, "seconds": self.seconds,
+                "guard_tampered": self.guard_tampered}
+
+
+def tampered(header) -> str:
+    """Why a part's result says its guard was not as armed at its end (:func:`guard.check`), or "": a
+    result without the guard's answer (forged, or the guard was off by request) counts as tampered."""
+    said = header.get("guard") if isinstance(header, dict) else None
+    if said in ("intact", "off"):
+        return ""
+    return f"the guard was switched off ({str(said)[:80] if said else 'its result has no answer from the guard'})"
+
+
+#: what a solution never needs and a part that switches the guard off uses (named, not penalised)
+REACHES_IN = __import__("re").compile(r"as_strided|stride_tricks|__array_interface__|__kwdefaults__|__defaults__|"
+                                      r"ctypes|addaudithook|_dispatch_|course_grading|tattle")
+
+
+def reaches_in(source: str) -> str:
+    """The first word of ``source`` that reaches into the grader's guard or raw memory, or ""."""
+    m = REACHES_IN.search(source or "")
+    return m.group(0) if m else ""
 
 
 # ------------------------------------------------------------------ the submission
@@ -103,7 +125,11 @@ def read_notebook(path: str, root: str):
     finally:
         os.close(fd)
     why = malformed(nb)
-    return (None, f"the notebook is malformed: {why}") if why else (nb, None)
+    if why:
+        return None, f"the notebook is malformed: {why}"
+    from .recording import invalid_metadata
+    why = invalid_metadata(nb, os.path.dirname(path))
+    return (None, f"nbgrader could not record it: {why}") if why else (nb, None)
 
 
 def solution_sources(nb) -> dict[str, str]:
@@ -208,24 +234,121 @@ def request(part: str, source: str, cases: list, opts: sandbox.SandboxOptions, r
 
 # ------------------------------------------------------------------ grading
 
+#: what a verdict may say of an error the part reported: its process held the hidden cases, so its own
+#: text is never shown (it could spell them out); Python's own exception names are kept, nothing else
+_BUILTIN_ERRORS = frozenset(name for name, v in vars(__import__("builtins")).items()
+                            if isinstance(v, type) and issubclass(v, BaseException))
+NOT_SHOWN = "its text is not shown: the process had the hidden cases; run the cell in your notebook to see it"
+
+
+def error_kind(text) -> str:
+    """``"raised <Python's exception name>"`` or ``"raised an exception"`` from what a part wrote."""
+    import re
+    m = re.match(r"(?:the solution cell )?raised (\w+)", str(text))
+    return f"raised {m.group(1)}" if m and m.group(1) in _BUILTIN_ERRORS else "raised an exception"
+
+
+def fixed_cell_error(part: str, text) -> str:
+    """A fixed message for the part's ``cell_error`` (never its text)."""
+    if str(text).startswith("the solution cell does not define"):
+        return f"{part}: the solution cell does not define {NAMES[part]}."
+    if str(text).startswith("the solution cell raised"):
+        return f"{part}: the solution cell {error_kind(text)} when it ran ({NOT_SHOWN})."
+    return f"{part}: the solution cell could not be run."
+
+
+#: the harness's contract messages (course_lib/grading/harness.py ResultError), as the grader may repeat
+#: them: what was checked (from this list), the fixed phrase, and for what the part returned only a type
+#: or dtype from :data:`RESULT_TYPES`; names, keys, lists and numbers the part chose become "…"
+RESULT_WHATS = frozenset({"out", "weights", "output", "the returned table", "MultiHeadAttention.forward",
+                          "MultiHeadAttention", "PositionwiseFeedForward", "EncoderLayer", "Encoder", "Reverser",
+                          "the predictions", "the untrained model's predictions"})
+RESULT_PHRASES = ("expected a torch.Tensor, got", "expected a floating-point tensor, got",
+                  "expected a tuple (out, weights), got", "expected an nn.Module, got", "the state_dict has no",
+                  "the state_dict has keys the contract does not have", "parameter '…' has shape",
+                  "expected an int (the number of parameters), got", "expected float32 (torch's default dtype), got",
+                  "expected logits of shape (B, T, vocab_size)")
+RESULT_WORDS = frozenset(__import__("re").findall(r"[A-Za-z_][\w.]*", " ".join(RESULT_PHRASES) + (
+    " of length its keys are use the attribute names of the contract so reference weights can be loaded adds no "
+    "parameters and a table that is not a weight is a buffer registered with persistent=False expected got "
+    "another type torch's default dtype")))
+RESULT_TYPES = frozenset({"Tensor", "tuple", "list", "dict", "int", "float", "bool", "str", "NoneType", "ndarray",
+                          "Parameter", "function", "type", *(f"torch.{t}" for t in (
+                              "float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8",
+                              "bool", "complex64", "complex128"))})
+
+
+RESULT_WORDS = RESULT_WORDS | RESULT_TYPES
+
+
+def fixed_result_error(text) -> str | None:
+    """The harness's contract message rebuilt from a fixed vocabulary (see :data:`RESULT_PHRASES`), or
+    None when ``text`` is not one of its messages."""
+    import re
+    what, sep, rest = str(text)[:600].partition(": ")
+    if not sep:
+        what, rest = "", str(text)[:600]
+    if what and what not in RESULT_WHATS:
+        return None
+    rest = re.sub(r"'[^']*'", "'…'", rest)
+    rest = re.sub(r"\[[^\]]*\]", "[…]", rest)
+    rest = re.sub(r"\((?:\s*-?\d+\s*,?)*\)", "(…)", rest)
+    rest = re.sub(r"(?<![\w.])-?\d+(?![\w.])", "…", rest)
+    rest = re.sub(r"got ([\w.]+)", lambda m: "got " + (m.group(1) if m.group(1) in RESULT_TYPES else "another type"),
+                  rest)
+    if (not any(rest.startswith(p) for p in RESULT_PHRASES) or re.search(r"[^\w\s.,:;'()\[\]=…+-]", rest)
+            or any(w not in RESULT_WORDS for w in re.findall(r"[A-Za-z_][\w.]*", rest))):
+        return None
+    return (f"{what}: " if what else "") + rest
+
+
+def fixed_case_error(text) -> str:
+    """A fixed message for a case's error: the exception's kind, or the contract message the part's
+    result broke (its parts the part could choose masked), or a generic one."""
+    if str(text).startswith("raised "):
+        return f"{error_kind(text)} ({NOT_SHOWN})"
+    return fixed_result_error(text) or ("returned something the part's contract does not allow (the notebook's "
+                                        "own checks say what)")
+
+
+MAX_OUTPUTS = 16          # outputs of a training case (the Reverser's: its reference gives no outputs to count)
+
+
 def judge(part: str, cases: list, wants: list, outcome: sandbox.Outcome) -> PartResult:
     """The verdict on ``part`` from its outcome: the sandbox's failures first, then each case's outputs
-    against the reference's (``wants``), the first wrong one named."""
+    against the reference's (``wants``), the first wrong one named. Nothing the part wrote is shown as
+    text (its process had the hidden cases): errors become fixed messages. The arrays are consumed by
+    index, and a result with more arrays than its cases have outputs is refused before any is read."""
     if outcome.status != "ok":
         status = "error" if outcome.status == "grader" else "failed"
         return PartResult(status, f"{part}: {outcome.failure}", outcome.seconds)
+    result = _judged(part, cases, wants, outcome)
+    result.guard_tampered = tampered(outcome.header)
+    return result
+
+
+def _judged(part: str, cases: list, wants: list, outcome: sandbox.Outcome) -> PartResult:
     from course_lib.grading.judging import judge_case
-    h, arrays = outcome.header, list(outcome.arrays)
+    h, arrays = outcome.header, outcome.arrays
     try:
         if h.get("cell_error"):
-            return PartResult("failed", f"{part}: {str(h['cell_error'])[:600]}", outcome.seconds)
+            return PartResult("failed", fixed_cell_error(part, h["cell_error"]), outcome.seconds)
         entries = h.get("cases")
         if not isinstance(entries, list) or len(entries) != len(cases):
             raise ValueError("wrong number of cases")
+        counts = [len(e.get("keys", [])) if isinstance(e, dict) and isinstance(e.get("keys", []), list) else -1
+                  for e in entries]
+        caps = [MAX_OUTPUTS if part in ONE_RUN or not isinstance(w, dict) else len(w) for w in wants]
+        if any(n < 0 or n > cap for n, cap in zip(counts, caps)) or sum(counts) != len(arrays):
+            return PartResult("failed", f"{part}: returned more results than its cases have outputs.",
+                              outcome.seconds)
+        at = 0
         for case, want, entry in zip(cases, wants, entries):
-            outputs = {str(k): arrays.pop(0).astype("float64") for k in entry.get("keys", [])}
+            keys = entry.get("keys", [])
+            outputs = {str(k): arrays[at + i].astype("float64") for i, k in enumerate(keys)}
+            at += len(keys)
             err = entry.get("error")
-            message = judge_case(case, outputs, None if err is None else str(err)[:600], want=want)
+            message = judge_case(case, outputs, None if err is None else fixed_case_error(err), want=want)
             if message is not None:
                 return PartResult("failed", message, outcome.seconds)
     except Exception as e:                                  # noqa: BLE001 (malformed results: the part's doing)
@@ -233,6 +356,18 @@ def judge(part: str, cases: list, wants: list, outcome: sandbox.Outcome) -> Part
     n_hidden = sum(c.hidden for c in cases)
     return PartResult("passed", f"{part}: all {len(cases)} checks passed ({len(cases) - n_hidden} visible, "
                                 f"{n_hidden} hidden).", outcome.seconds)
+
+
+def syntax_error(source: str) -> str | None:
+    """The cell's syntax error, found here (the grader's process, which has no hidden case), or None."""
+    import ast
+    try:
+        ast.parse(source)
+    except SyntaxError as e:
+        return f"has a syntax error: {str(e.msg)[:200]} (line {e.lineno})."
+    except (ValueError, RecursionError, MemoryError) as e:
+        return f"could not be parsed ({type(e).__name__})."
+    return None
 
 
 def grade_sources(sources: dict, zygote: sandbox.Zygote, cases: dict, wants: dict,
@@ -259,10 +394,23 @@ def grade_with(sources: dict, zygote: sandbox.Zygote, verdict, opts: sandbox.San
             results[part] = PartResult("failed", f"{part}: the solution cell '{part}' is missing from the submission.")
             continue
         rule = policy.check_source(sources[part])
+        if rule is None:
+            rule = syntax_error(sources[part])
         if rule:
-            results[part] = PartResult("failed", f"{part}: the solution cell {rule} No points for this part.")
+            results[part] = PartResult("failed", f"{part}: the solution cell {rule} No points for this part.",
+                                       guard_tampered=(f"the cell uses {reaches_in(sources[part])}"
+                                                       if reaches_in(sources[part]) else ""))
             continue
         ready.append(part)
+
+    def named(part, result):
+        """The verdict, with the source's reach into the guard or raw memory named (see :func:`reaches_in`)."""
+        word = reaches_in(sources.get(part, ""))
+        if word and not result.guard_tampered:
+            result.guard_tampered = f"the cell uses {word}"
+        return result
+    base = verdict
+    verdict = lambda part, outcome: named(part, base(part, outcome))   # noqa: E731
 
     def one(part):
         part_cases = _ENCODED[part][0] if cases is None else cases[part]

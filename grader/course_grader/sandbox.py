@@ -73,35 +73,42 @@ class SandboxOptions:
 
 
 class WeakSandbox(SandboxError):
-    """Only a level without namespaces is possible here, and the kernel has no Landlock to confine
-    a part's files: refused unless the level is asked for by name (``--sandbox uid|rlimits``)."""
+    """Only a level without namespaces is possible here: refused unless the level is asked for by name
+    (``--sandbox uid|rlimits``), Landlock or not (:func:`confirm_level`)."""
 
 
 WEAK = ("uid", "rlimits")
 
+#: what no layer stops at a level without namespaces, Landlock or not (it governs opens, not these)
+OBSERVES = ("a part can stat() and readlink() any path its uid can search, outside its view: with guessed "
+            "names it learns the class list, submission times and file sizes of the course directory")
+
 
 def confirm_level(level: str, forced: bool, abi: int | None = None) -> str | None:
-    """For a level without namespaces: None when Landlock confines the part's files (``abi`` > 0), a
-    warning to log when the level was asked for by name, else :class:`WeakSandbox`."""
+    """For a level without namespaces (``uid``, ``rlimits``): a warning to log when the level was asked
+    for by name (``forced``), else :class:`WeakSandbox`. With Landlock (``abi`` > 0) a part still observes
+    the course's files (:data:`OBSERVES`); without it, it reads and writes them too."""
     if level not in WEAK:
         return None
     abi = landlock.abi() if abi is None else abi
-    if abi > 0:
-        return None
     whose = "nobody's" if level == "uid" else "your account's"
-    text = (f"sandbox level {level!r} without Landlock (this kernel has none): no namespace and no file "
-            f"allow-list, so a part's native code (torch.from_file, np.fromfile, np.memmap) can read and "
-            f"write whatever {whose} files allow, /proc included, and leave files in /tmp, /var/tmp, "
-            f"/dev/shm, /run/lock")
+    if abi > 0:
+        text = (f"sandbox level {level!r} (no namespaces; Landlock ABI {abi} confines what a part opens): "
+                + OBSERVES)
+    else:
+        text = (f"sandbox level {level!r} without Landlock (this kernel has none): no namespace and no file "
+                f"allow-list, so a part's native code (torch.from_file, np.fromfile, np.memmap) can read and "
+                f"write whatever {whose} files allow, /proc included, and leave files in /tmp, /var/tmp, "
+                f"/dev/shm, /run/lock; and " + OBSERVES)
     if not forced:
-        raise WeakSandbox(text + ". Grade in a VM or container where namespaces or Landlock work, or pass "
+        raise WeakSandbox(text + ". Grade in a VM or container where user namespaces work, or pass "
                                  f"--sandbox {level} to accept this")
     return "FORCED: " + text
 
 
 def detect_level(requested: str = "auto") -> str:
     """The strongest level this machine allows (probed once with a throwaway child). A level without
-    namespaces is refused when the kernel has no Landlock, unless asked for by name (:func:`confirm_level`)."""
+    namespaces is refused unless asked for by name (:func:`confirm_level`)."""
     if requested != "auto":
         if requested not in LEVELS:
             raise ValueError(f"sandbox level: expected one of {LEVELS}, got {requested!r}")
@@ -164,7 +171,7 @@ def interpret(reply: dict, raw: bytes, timeout: float) -> Outcome:
     if reply.get("setup_error"):
         return out("grader", "could not enter the sandbox: " + reply["setup_error"])
     if reply.get("tattle"):
-        return out("student", reply["tattle"].strip())
+        return out("student", guard_reason(reply["tattle"]))
     if reply.get("timed_out"):
         return out("student", f"timed out after {timeout:g} s (an endless loop?)")
     status = reply.get("wait_status") or 0
@@ -177,9 +184,81 @@ def interpret(reply: dict, raw: bytes, timeout: float) -> Outcome:
         return out("student", "sent more than 64 MiB of results")
     try:
         header, arrays = wire.parse(raw)
+    except wire.TooManyArrays:
+        return out("student", f"sent more than {wire.MAX_RESULT_ARRAYS} arrays: more results than its cases have "
+                              "outputs")
     except Exception:                                      # noqa: BLE001
         return out("student", "the process ended without a result (it exited, crashed or ran out of memory)")
     return out("ok", None, header, arrays)
+
+
+#: files a guard's reason may name (any other path is "a file": the part chose it, after the hidden cases)
+NAMED_FILES = ("/dev/tty", "/etc/hostname", "/etc/passwd", "/etc/shadow", "/proc/self/environ", "/proc/PID/environ",
+               "/proc/self/cwd", "/proc/PID/cwd", "/proc/self/mem", "/proc/PID/mem", "/root", "/home", "/tmp",
+               "/dev/shm", "/run/lock", "/var/tmp", "/")
+#: names of torch's ready-made attention a tripwire's reason may give
+TORCH_NAMES = ("MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerEncoderLayer",
+               "TransformerDecoder", "TransformerDecoderLayer", "multi_head_attention_forward",
+               "scaled_dot_product_attention", "scaled_dot_product_flash_attention_for_cpu",
+               "scaled_dot_product_flash_attention", "scaled_dot_product_efficient_attention")
+
+
+def guard_reason(text: str) -> str:
+    """The guard's reason as the feedback may show it: rebuilt from a fixed vocabulary (the guard's own
+    events, attributes, torch's operators, a few named files), never the text the part wrote. The part
+    process had the hidden cases, and with the guard switched off (raw memory access) it can write
+    anything on the guard's pipe: a path or module name it picks could spell a hidden case out."""
+    import re
+
+    from . import guard
+    text = str(text).strip()
+    head = "the solution cell "
+    body = text[len(head):] if text.startswith(head) else ""
+
+    def path(quoted: str) -> str:
+        p = re.sub(r"^/proc/\d+/", "/proc/PID/", quoted.strip("'\""))
+        return repr(p) if p in NAMED_FILES else "a file"
+    m = re.fullmatch(r"imports '(.*)', (.*)", body, re.S)
+    if m:
+        return head + ("imports course_lib, the course's reference solution" if "course_lib" in m.group(1)
+                       else "imports a module the grader did not load (solutions use math, torch and numpy)")
+    if body == "runs code with exec/eval" or body == "tried to arm the sandbox's guard a second time":
+        return text
+    m = re.fullmatch(r"uses (\S+), which a solution may not use", body)
+    if m:
+        rule = next((f for f in guard.FORBIDDEN if (m.group(1).startswith(f) if f.endswith(".") else
+                                                     m.group(1) == f)), None)
+        if rule is not None:
+            return head + f"uses {rule.rstrip('.')}, which a solution may not use"
+    m = re.fullmatch(r"reads \.(\w+) \(the interpreter's frames\)", body)
+    if m and m.group(1) in guard.FRAME_ATTRIBUTES:
+        return text
+    m = re.fullmatch(r"rebinds a function's (\w+)", body)
+    if m and m.group(1) in guard.REBOUND_ATTRIBUTES:
+        return text
+    m = re.fullmatch(r"opens (.*) for writing", body, re.S)
+    if m:
+        return head + f"opens {path(m.group(1))} for writing"
+    m = re.fullmatch(r"opens (.*), outside what a solution may read", body, re.S)
+    if m:
+        return head + f"opens {path(m.group(1))}, outside what a solution may read"
+    m = re.fullmatch(r"uses (\S+) on (.*)", body, re.S)
+    if m:
+        rule = next((f for f in guard.FILE_EVENTS + guard.LISTING_EVENTS
+                     if (m.group(1).startswith(f) if f.endswith(".") else m.group(1) == f)), None)
+        if rule is not None:
+            return head + f"uses {rule.rstrip('.')} on {path(m.group(2))}"
+    m = re.fullmatch(r"calls (\S+), torch's ready-made attention.*", body, re.S)
+    if m:
+        name = m.group(1)
+        if name.startswith("aten::") and name[len("aten::"):] in guard.ATEN_OPS:
+            shown = name
+        else:
+            shown = next((n for n in TORCH_NAMES if n == name.split(".")[0] or n == name.split(".")[-1]
+                          .lstrip("_")), None)
+        return head + (f"calls {shown}, " if shown else "calls ") + ("torch's ready-made attention; this part "
+                                                                    "must compute attention explicitly")
+    return "broke a rule of the sandbox"
 
 
 PRESPAWNED: list = []          # [level, Mother] started by ``python -m course_grader`` first thing, if any

@@ -13,7 +13,16 @@ start. What it does (x86-64 only; elsewhere :func:`install` returns False and th
   ``pidfd_*`` never;
 * the terminal: ``ioctl`` TIOCSTI (typing into a terminal), TIOCLINUX and TIOCSCTTY (taking a
   controlling terminal);
-* the rest of the escape kit: ``ptrace``, ``process_vm_*``, ``socket``, mounts and namespaces
+* other processes' limits and scheduling: ``prlimit64``, ``setpriority``, ``sched_setaffinity``,
+  ``sched_setscheduler``, ``sched_setparam``, ``sched_setattr``, ``ioprio_set``, ``migrate_pages``,
+  ``move_pages`` only on the part's own process (pid 0 or its own pid; ``setpriority`` and
+  ``ioprio_set`` only for one process, never a process group or a user): at the levels where the part
+  sees the machine's processes (``uid``, ``rlimits``) it could otherwise lower the grader's or another
+  part's limits;
+* System V IPC and POSIX message queues (``shmget``, ``shmat``, ``shmctl``, ``shmdt``, ``semget``,
+  ``semop``, ``semtimedop``, ``semctl``, ``msgget``, ``msgsnd``, ``msgrcv``, ``msgctl``, ``mq_*``): a
+  segment outlives its process and is not counted by ``RLIMIT_AS`` until it is mapped;
+* the rest of the escape kit: ``ptrace``, ``process_vm_*``, ``socket``, ``socketpair``, mounts and namespaces
   (``mount``, ``umount2``, ``pivot_root``, ``chroot``, ``unshare``, ``setns``, the new mount API),
   ``bpf``, ``perf_event_open``, ``userfaultfd``, ``io_uring_*``, keyrings, modules, ``kexec``,
   ``reboot``, ``swapon``, ``mknod``, file handles, ``personality``.
@@ -40,7 +49,11 @@ TIOCSTI, TIOCSCTTY, TIOCLINUX = 0x5412, 0x540E, 0x541C
 LD_W_ABS, JEQ_K, JGE_K, JSET_K, RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
 
 # x86-64 system call numbers
-NR = dict(ioctl=16, socket=41, clone=56, fork=57, vfork=58, execve=59, kill=62, ptrace=101,
+NR = dict(shmget=29, shmat=30, shmctl=31, socketpair=53, semget=64, semop=65, semctl=66, shmdt=67,
+          msgget=68, msgsnd=69, msgrcv=70, msgctl=71, setpriority=141, sched_setparam=142,
+          sched_setscheduler=144, sched_setaffinity=203, semtimedop=220, mq_open=240, mq_unlink=241,
+          mq_timedsend=242, mq_timedreceive=243, mq_notify=244, mq_getsetattr=245, ioprio_set=251,
+          migrate_pages=256, move_pages=279, prlimit64=302, sched_setattr=314, ioctl=16, socket=41, clone=56, fork=57, vfork=58, execve=59, kill=62, ptrace=101,
           rt_sigqueueinfo=129, mknod=133, personality=135, pivot_root=155, chroot=161, mount=165,
           umount2=166, swapon=167, swapoff=168, reboot=169, init_module=175, delete_module=176,
           tkill=200, tgkill=234, kexec_load=246, add_key=248, request_key=249, keyctl=250, unshare=272,
@@ -57,7 +70,15 @@ KILLED = ("socket", "fork", "vfork", "execve", "ptrace", "mknod", "personality",
           "name_to_handle_at", "open_by_handle_at", "setns", "process_vm_readv", "process_vm_writev", "kcmp",
           "finit_module", "kexec_file_load", "bpf", "execveat", "userfaultfd", "pidfd_send_signal",
           "io_uring_setup", "io_uring_enter", "io_uring_register", "open_tree", "move_mount", "fsopen",
-          "fsconfig", "fsmount", "fspick", "pidfd_open", "pidfd_getfd", "mount_setattr")
+          "fsconfig", "fsmount", "fspick", "pidfd_open", "pidfd_getfd", "mount_setattr", "socketpair",
+          "shmget", "shmat", "shmctl", "shmdt", "semget", "semop", "semtimedop", "semctl", "msgget", "msgsnd",
+          "msgrcv", "msgctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify",
+          "mq_getsetattr")
+#: system calls on a process named by its first argument: only the part's own (0 or its pid)
+OWN_PROCESS = ("prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr",
+               "migrate_pages", "move_pages")
+#: (which, who) calls: only ``which`` = one process (PRIO_PROCESS 0, IOPRIO_WHO_PROCESS 1), ``who`` its own
+WHICH_WHO = {"setpriority": 0, "ioprio_set": 1}
 
 
 def _ins(code: int, k: int, jt: int = 0, jf: int = 0) -> tuple:
@@ -88,6 +109,13 @@ def _never_values(i: int, refused: list) -> list:
             + [_ins(RET_K, RET_ALLOW), _ins(RET_K, RET_KILL_PROCESS)])
 
 
+def _kill_unless(i: int, allowed: list, then: list) -> list:
+    """Kill unless argument ``i`` is one of ``allowed``; if it is, go on with ``then``."""
+    n = len(allowed)
+    return ([_arg_low(i)] + [_ins(JEQ_K, v, n - j, 0) for j, v in enumerate(allowed)]
+            + [_ins(RET_K, RET_KILL_PROCESS)] + then)
+
+
 def program(own_pid: int) -> list:
     """The filter as a list of (code, jt, jf, k) for a process whose pid (in its namespace) is ``own_pid``."""
     prog = [_ins(LD_W_ABS, 4), _ins(JEQ_K, AUDIT_ARCH_X86_64, 1, 0), _ins(RET_K, RET_KILL_PROCESS),
@@ -100,6 +128,10 @@ def program(own_pid: int) -> list:
     prog += _block(NR["ioctl"], _never_values(1, [TIOCSTI, TIOCSCTTY, TIOCLINUX]))
     for name in ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):
         prog += _block(NR[name], _only_values(0, [own_pid]))
+    for name in OWN_PROCESS:
+        prog += _block(NR[name], _only_values(0, [0, own_pid]))
+    for name, which in WHICH_WHO.items():
+        prog += _block(NR[name], _kill_unless(0, [which], _only_values(1, [0, own_pid])))
     prog.append(_ins(RET_K, RET_ALLOW))
     return prog
 

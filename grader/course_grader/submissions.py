@@ -112,6 +112,19 @@ def seeds_of(coursedir, assignment_id: str, notebooks: list[str]) -> dict:
     return seeds
 
 
+#: the hidden-test seeds the repository publishes (notebooks/07_exercise/encoder_from_scratch.ipynb, every
+#: version of it so far): anyone can make those cases and look their answers up, so a class graded on
+#: them is graded on public answers. tests/grading/test_public_seeds.py checks the notebook against it.
+PUBLISHED_SEEDS = frozenset({
+    15327998395728449190, 6580774836689427202, 10664739351390454551, 9407615814579920672, 15577730747290858348,
+    17083318264853273271, 4039480225776049645, 4905007286721818451})
+
+
+def public_seeds(seeds: dict) -> list[str]:
+    """The parts whose hidden seed is one the repository publishes (:data:`PUBLISHED_SEEDS`)."""
+    return [p for p, s in seeds.items() if int(s) in PUBLISHED_SEEDS]
+
+
 def missing_hidden(seeds: dict) -> list[str]:
     """The graded parts without a hidden-test block."""
     return [p for p in PARTS if p not in seeds]

@@ -32,6 +32,11 @@ np = _Numpy()
 
 MAX_HEADER = 64 << 20
 MAX_ARRAY_ELEMENTS = 10_000_000
+MAX_RESULT_ARRAYS = 4096          # arrays in a part's result: a part's cases have a few hundred outputs in all
+
+
+class TooManyArrays(ValueError):
+    """A part's result with more arrays than any part's cases have outputs."""
 
 
 def frame(payload: bytes) -> bytes:
@@ -109,10 +114,13 @@ def load_array(data: bytes) -> np.ndarray:
     return np.frombuffer(data, dtype, size, 2 + n).reshape(shape).copy()
 
 
-def parse(data: bytes) -> tuple[dict, list]:
-    """A header and its arrays from the raw bytes a part process wrote; ValueError on anything odd."""
+def parse(data: bytes, max_arrays: int = MAX_RESULT_ARRAYS) -> tuple[dict, list]:
+    """A header and its arrays from the raw bytes a part process wrote; ValueError on anything odd,
+    :class:`TooManyArrays` (before any array is read) for more than ``max_arrays`` arrays."""
     frames, pos = [], 0
     while pos < len(data):
+        if len(frames) > max_arrays:
+            raise TooManyArrays("too many arrays")
         if pos + 8 > len(data):
             raise ValueError("truncated frame")
         (n,) = struct.unpack(">Q", data[pos:pos + 8])

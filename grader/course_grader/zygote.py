@@ -194,11 +194,12 @@ def part_process(z: Zygote, req: dict, members: list, fds: tuple, cg, arrays: li
     try:
         runs = [_run_cell(z, m["part"], m["name"], code, error, cases, deps, req.get("probe", False))
                 for (m, cases, _), (code, error) in zip(members, compiled)]
+        guard = z.guard.check() if layers.get("guard", True) else "off"     # still as armed? (advisory)
         if "members" in req:
-            header = {"members": [dict(h, count=len(a)) for h, a in runs]}
+            header = {"members": [dict(h, count=len(a), guard=guard) for h, a in runs]}
             z.wire.write_message(4, header, [x for _, a in runs for x in a])
         else:
-            z.wire.write_message(4, *runs[0])
+            z.wire.write_message(4, dict(runs[0][0], guard=guard), runs[0][1])
         os._exit(0)
     except BaseException:                                        # noqa: BLE001
         if os.environ.get("COURSE_GRADING_DEBUG"):

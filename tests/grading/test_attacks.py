@@ -52,7 +52,7 @@ ATTACKS = [
     ("every_object", "parameter_count", SYS + "objs = s.modules['gc'].get_objects()\n", "gc.get_objects"),
     # the reference, past the policy
     ("import_module_course_lib", "encoder_layer", SYS + "m = s.modules['importlib'].import_module('course_' + 'lib')\n"
-     "EncoderLayer = m.EncoderLayer\n", "course_lib"),
+     "EncoderLayer = m.EncoderLayer\n", None),
     ("dunder_import", "encoder", BUILTIN + "m = getattr(b, '__imp' + 'ort__')('course_' + 'lib.encoder')\n",
      "course_lib"),
     ("reload_a_module", "feed_forward", SYS + "s.modules['importlib'].reload(s.modules['torch.nn.functional'])\n",
@@ -133,11 +133,13 @@ def test_a_cell_that_spoils_the_shared_process_costs_only_its_part(zygote, paylo
 
 
 def test_a_student_message_is_never_a_grader_failure(zygote):  # noqa: F811
-    """Verdicts are structured: the words "could not grade" in an exception are the student's words."""
+    """Verdicts are structured: the words "could not grade" in an exception are the student's words,
+    and are not even shown (issue 30 item 1: the process had the hidden cases)."""
     for text in ("could not grade", "grader error: could not enter the sandbox", "the sandbox failed"):
         source = with_prologue("encoder", f"raise RuntimeError({text!r})\n")
         result, _ = run_part(zygote, "encoder", source)
-        assert result.status == "failed" and text in result.message
+        assert result.status == "failed" and "raised RuntimeError" in result.message
+        assert text not in result.message
     fake = with_prologue("attention", OS + "o.write(5, b'forged set-up error')\n")
     result, _ = run_part(zygote, "attention", fake)
     assert result.status == "failed"

@@ -33,6 +33,25 @@ def _submit(root: Path, student: str, nb, name: str = NOTEBOOK) -> Path:
     return folder
 
 
+def _test_cell(nb, name="test_attention") -> dict:
+    return next(c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == name)
+
+
+def _duplicate(nb) -> None:
+    cell = _test_cell(nb)
+    nb["cells"].insert(nb["cells"].index(cell), json.loads(json.dumps(cell)))
+
+
+TERMINAL = "\x1b]0;pwned\x07\x1b[2J\x1b[31mred"
+THIRD_ROUND = {
+    "gradefalse": lambda nb: _test_cell(nb)["metadata"]["nbgrader"].update(grade=False),
+    "lots": lambda nb: _test_cell(nb)["metadata"]["nbgrader"].update(points="lots"),
+    "emptymeta": lambda nb: nb["cells"][3]["metadata"].update(nbgrader={}),
+    "duplicate": _duplicate,
+    "escapes": lambda nb: _test_cell(nb)["metadata"]["nbgrader"].update(grade_id="test_attention" + TERMINAL),
+}
+
+
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     root = tmp_path_factory.mktemp("accidents") / "course"
@@ -52,7 +71,12 @@ def course(tmp_path_factory):
     os.chmod(secret, 0o600)
     folder = _submit(root, "linker", good)
     os.link(secret, folder / "notes.txt")
-    proc = _run([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--jobs", "2",
+    for student, edit in THIRD_ROUND.items():                 # metadata nbgrader rejects (issue 30 items 5, 6)
+        nb = json.loads(nbformat.writes(good))
+        edit(nb)
+        _submit(root, student, json.dumps(nb))
+    (_submit(root, "badtime", good) / "timestamp.txt").write_text("the 31st of Smarch, late\n")
+    proc = _run([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--jobs", "2", "--allow-public-seeds",
                  "--part-timeout", "10"], root)
     return {"root": root, "proc": proc}
 
@@ -76,6 +100,28 @@ def test_one_bad_submission_is_its_own_failure(course):
     assert "Could not grade" not in proc.stderr
     assert "nullmeta/encoder_from_scratch is not a valid submission" in proc.stderr
     assert _recorded(course["root"]) == {"aaron", "carol"}
+
+
+def test_metadata_nbgrader_rejects_is_that_submission_alone(course):
+    """Issue 30 item 6: a test cell with grade false, points "lots", an empty "nbgrader": {}, a duplicated
+    test cell, an unparsable timestamp.txt: each is that submission's problem (not valid, not recorded,
+    said in the log), checked before nbgrader sees it; the class goes on and the run exits 0."""
+    err = course["proc"].stderr
+    assert course["proc"].returncode == 0 and "Could not grade" not in err and "Replacing" not in err, err[-3000:]
+    for student in (*THIRD_ROUND, "badtime"):
+        assert f"{student}/encoder_from_scratch is not a valid submission" in err, student
+        assert not (course["root"] / "autograded" / student).exists()
+    assert "timestamp.txt is not a time nbgrader can read" in err and "used by two cells" in err
+    assert "is not a grade cell" in err
+
+
+def test_a_grade_id_with_control_codes_never_reaches_the_terminal(course):
+    """Issue 30 item 5: a grade_id holding escape sequences (window title, clear screen, colours) is
+    refused before nbgrader logs it; the log quotes it with ascii()."""
+    err = course["proc"].stderr
+    assert "\x1b" not in err and "\x07" not in err and "pwned\x07" not in err
+    assert "escapes/encoder_from_scratch is not a valid submission" in err and "not a plain name" in err
+    assert "pwned" in err                                    # quoted, escapes as text
 
 
 def test_an_extra_notebook_does_not_switch_the_hidden_tests_off(course):
@@ -122,7 +168,7 @@ def test_a_part_without_hidden_tests_stops_the_run(tmp_path):
     nbformat.write(nb, path)
     assert _run([str(BIN / "nbgrader"), "generate_assignment", ASSIGNMENT], root).returncode == 0
     _submit(root, "alice", nbformat.read(root / "release" / ASSIGNMENT / f"{NOTEBOOK}.ipynb", as_version=4))
-    proc = _run([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--jobs", "1"], root)
+    proc = _run([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--jobs", "1", "--allow-public-seeds"], root)
     assert proc.returncode == 1 and "No hidden tests for attention" in proc.stderr, proc.stderr[-3000:]
     assert not (root / "autograded").exists()
 

@@ -269,6 +269,16 @@ def test_the_page_in_chromium(graded, tmp_path):
     assert (0x00, 0x72, 0xB2) in pixels and (0xD5, 0x5E, 0x00) in pixels     # passed and failed bars drawn
 
 
+@pytest.mark.slow
+def test_the_report_is_accessible(graded):
+    """axe-core over the report, light and dark, desktop and phone: no WCAG 2.1 A or AA violation."""
+    sys.path.insert(0, str(REPO / "tests" / "site"))
+    from test_accessibility import axe_html_file
+    _, out, _ = graded
+    views = (("light", 1280), ("dark", 1280), ("light", 390))
+    assert not (found := axe_html_file(out / "index.html", views=views)), "\n".join(found)
+
+
 def test_an_id_is_data_never_html_or_a_formula(tmp_path):
     """Ids that nbgrader would refuse, given to the report's writer directly: shown as text."""
     evil = ['<img src=x onerror=alert(1)>', '=cmd|" /C calc"!A0', "+1+1", "@SUM(A1)", "-2"]

@@ -68,7 +68,7 @@ def course(tmp_path_factory):
         folder.mkdir(parents=True)
         nbformat.write(nb, folder / f"{NOTEBOOK}.ipynb")
         (folder / "timestamp.txt").write_text("2026-01-15 12:00:00.000000 UTC")
-    proc = _run([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--jobs", "2",
+    proc = _run([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--jobs", "2", "--allow-public-seeds",
                  "--part-timeout", "6"], cwd=root)
     return dict(root=root, expected=expected, log=proc.stderr)
 
@@ -197,7 +197,8 @@ def test_regrading_is_stable(course):
     """A second run with --force for one student changes nothing and leaves the others alone."""
     root = course["root"]
     before = {s: _scores(root, s) for s in ("source", "infinite_loop")}
-    _run([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--student", "source", "--force"],
+    _run([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--student", "source", "--force",
+          "--allow-public-seeds"],
          cwd=root)
     assert {s: _scores(root, s) for s in before} == before
 

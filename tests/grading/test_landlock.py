@@ -97,10 +97,35 @@ def test_the_probe_sees_through_without_landlock(weak, course):
         assert got["environ"] not in ("PermissionError", "FileNotFoundError"), got["environ"]
 
 
-def test_without_landlock_the_weak_levels_are_refused_unless_forced():
+def test_the_weak_levels_are_refused_unless_forced_landlock_or_not():
+    """Landlock governs opens, not stat or readlink: at uid and rlimits a part can still observe the
+    course's files (issue 30 item 8), so those levels are never picked on their own, and a forced one
+    says what it gives away."""
     for level in sandbox.WEAK:
-        with pytest.raises(sandbox.WeakSandbox, match=f"--sandbox {level}"):
-            sandbox.confirm_level(level, forced=False, abi=0)
-        assert "FORCED" in sandbox.confirm_level(level, forced=True, abi=0)
-        assert sandbox.confirm_level(level, forced=False, abi=7) is None
+        for abi in (0, 7):
+            with pytest.raises(sandbox.WeakSandbox, match=f"--sandbox {level}"):
+                sandbox.confirm_level(level, forced=False, abi=abi)
+            warning = sandbox.confirm_level(level, forced=True, abi=abi)
+            assert "FORCED" in warning and "stat()" in warning and "class list" in warning
+        assert "read and write" in sandbox.confirm_level(level, forced=True, abi=0)
     assert sandbox.confirm_level("root", forced=False, abi=0) is None
+
+
+def test_a_part_at_a_weak_level_does_observe_the_course():
+    """What the refusal is for: at the uid level, with Landlock on, a part's stat() of a file outside its
+    view still answers (so these levels stay opt-in); at the strongest level the path does not exist."""
+    top = tempfile.mkdtemp(prefix="observed-course-")          # world-searchable, as a course directory is
+    course = os.path.join(top, "submitted", "alice")
+    os.makedirs(course)
+    os.chmod(top, 0o755)
+    os.chmod(os.path.dirname(course), 0o755)
+    for level in (["root", "uid"] if os.geteuid() == 0 else ["rlimits"]):
+        z = sandbox.Zygote(level)
+        try:
+            z.ready()
+            got = probe(z, "import os\ndef probe():\n    try:\n        return os.stat("
+                        f"{str(course)!r}).st_mtime > 0\n    except OSError as e:\n        return type(e).__name__\n")
+        finally:
+            z.close()
+        assert got == (True if level in sandbox.WEAK else "FileNotFoundError"), (level, got)
+    shutil.rmtree(top)

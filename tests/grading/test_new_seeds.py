@@ -27,3 +27,43 @@ def test_new_seeds_change_only_the_seeds(tmp_path):
     hidden = [c for c in make_cases("attention", new_seeds["attention"]) if c.hidden]
     assert hidden and not any(c.hidden for c in make_cases("attention"))
 
+
+
+def test_the_published_seeds_are_recorded():
+    """The grader knows the repository's seeds (every version of the notebook so far): a change of the
+    committed notebook's seeds must add them to submissions.PUBLISHED_SEEDS, or this fails."""
+    from course_grader.submissions import PUBLISHED_SEEDS, public_seeds
+    seeds = hidden_seeds(nbformat.read(SOURCE, as_version=4))
+    assert set(seeds) == set(PARTS) and set(seeds.values()) <= PUBLISHED_SEEDS
+    assert public_seeds(seeds) == list(seeds) and public_seeds({"attention": 12345}) == []
+
+
+def test_grading_on_the_published_seeds_is_refused_unless_forced(tmp_path):
+    """Issue 30 item 12: a class whose hidden tests use the repository's seeds is graded on answers
+    anyone can look up. autograde refuses (exit 1, says how to fix it, grades nobody); after new-seeds
+    and generate_assignment it grades."""
+    import os
+    from pathlib import Path
+
+    from attack_kit import REPO
+    root, bin_dir = tmp_path / "course", Path(sys.executable).parent
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    shutil.copytree(SOURCE.parent, root / "notebooks" / SOURCE.parent.name,
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copy(REPO / "nbgrader_config.py", root / "nbgrader_config.py")
+
+    def run(*args):
+        return subprocess.run(args, cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    assert run(str(bin_dir / "nbgrader"), "generate_assignment", "07_exercise").returncode == 0
+    folder = root / "submitted" / "alice" / "07_exercise"
+    folder.mkdir(parents=True)
+    shutil.copy(root / "release" / "07_exercise" / SOURCE.name, folder / SOURCE.name)
+    refused = run(sys.executable, "-m", "course_grader", "autograde", "07_exercise", "--jobs", "1")
+    assert refused.returncode == 1 and "published seeds" in refused.stderr and "new-seeds" in refused.stderr
+    assert "--allow-public-seeds" in refused.stderr and not (root / "autograded").exists()
+    source = root / "notebooks" / "07_exercise" / SOURCE.name
+    assert run(sys.executable, "-m", "course_grader", "new-seeds", str(source)).returncode == 0
+    assert run(str(bin_dir / "nbgrader"), "generate_assignment", "07_exercise", "--force").returncode == 0
+    graded = run(sys.executable, "-m", "course_grader", "autograde", "07_exercise", "--jobs", "1")
+    assert graded.returncode == 0 and "published seeds" not in graded.stderr, graded.stderr[-3000:]
+    assert (root / "autograded" / "alice" / "07_exercise" / SOURCE.name).exists()

@@ -19,7 +19,8 @@ SOURCE_NB = nbformat.read(SOURCE, as_version=4)
 
 
 def _submit(root, student: str, source: str) -> tuple:
-    cell = new_code_cell(source, metadata={"nbgrader": {"grade_id": "attention", "solution": True}})
+    cell = new_code_cell(source, metadata={"nbgrader": {"grade_id": "attention", "solution": True, "grade": False,
+                                                        "locked": False, "schema_version": 3}})
     folder = root / student / "07_exercise"
     folder.mkdir(parents=True)
     nbformat.write(new_notebook(cells=[cell]), folder / "nb.ipynb")

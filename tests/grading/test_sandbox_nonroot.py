@@ -79,7 +79,11 @@ def _needed(site: str) -> list[str]:
 
 def _grade_as_nobody(python: str, paths: dict) -> dict:
     out = {}
-    level = sandbox.detect_level()
+    try:
+        level = sandbox.detect_level()
+    except sandbox.WeakSandbox:                 # no user namespaces here: rlimits, as an instructor would force it
+        level = "rlimits"
+        out["forced"] = sandbox.confirm_level(level, forced=True)
     out["level"] = level
     z = sandbox.Zygote(level, python=python, paths=paths)
     try:
@@ -142,6 +146,7 @@ def test_the_userns_level_as_an_ordinary_user():
     out = json.loads(data.decode())
     assert "error" not in out, out
     assert out["level"] in ("userns", "rlimits") and out["hello"]["cgroup"] is None and out["hello"]["seccomp"]
+    assert out["level"] == "userns" or "FORCED" in out["forced"]      # rlimits is never picked on its own
     assert out["good"]["status"] == "passed", out["good"]
     assert out["sdpa"]["status"] == "failed" and "ready-made attention" in out["sdpa"]["message"]
     assert out["kill"]["status"] == "failed" and "os.kill" in out["kill"]["message"]
