@@ -154,6 +154,7 @@ def train_mlm(model: nn.Module, tokens: torch.Tensor, steps: int, batch_size: in
     check_int("steps", steps, low=1)
     generator = torch.Generator().manual_seed(seed)
     device = next(model.parameters()).device
+    tokens = tokens.cpu()                                  # batches and masks are drawn on the CPU, then moved
     optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: warmup_factor(step, warmup))
     model.train()
