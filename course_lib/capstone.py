@@ -22,6 +22,7 @@ redistributes none of them. Nothing is downloaded.
 from __future__ import annotations
 
 import importlib.util
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
@@ -35,7 +36,7 @@ _FOLDERS = {"business": "business", "entertainment": "entertainment", "politics"
             "sport": "sports", "tech": "tech"}          # the package names the sport folder "sports"
 
 __all__ = ["TOPICS", "data_dir", "read_article", "Articles", "load_articles", "balanced_split",
-           "sentence_features", "occlusion"]
+           "sentence_features", "occlusion", "article_sentences"]
 
 
 def data_dir() -> Path:
@@ -154,3 +155,19 @@ def occlusion(probability: Callable[[list[str]], Sequence[float]], sentence: str
     variants = [sentence] + [" ".join(words[:i] + words[i + 1:]) for i in range(len(words))]
     probs = [float(p) for p in probability(variants)]
     return words, probs[0], [probs[0] - q for q in probs[1:]]
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'])")
+
+
+def article_sentences(data: Articles, index: Sequence[int] | None = None) -> list[str]:
+    """The sentences of the articles' bodies (the text after the headline), article by article in the
+    order of ``index`` (default: all): each paragraph split after ``.``, ``!`` or ``?`` followed by a space and
+    a capital, a digit or a quote. A rough rule ("Mr. Smith" is cut in two), enough for word statistics."""
+    root = data_dir()
+    out = []
+    for i in range(len(data)) if index is None else index:
+        body = read_article(root / data.file[i]).split("\n", 1)[1]
+        for paragraph in body.split("\n"):
+            out += [s.strip() for s in _SENTENCE_END.split(paragraph.strip()) if s.strip()]
+    return out

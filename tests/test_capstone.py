@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from course_lib import CourseValueError
-from course_lib.capstone import (TOPICS, balanced_split, data_dir, load_articles, occlusion, read_article,
-                                 sentence_features)
+from course_lib.capstone import (TOPICS, article_sentences, balanced_split, data_dir, load_articles, occlusion,
+                                 read_article, sentence_features)
 
 
 @pytest.fixture(scope="module")
@@ -108,3 +108,11 @@ def test_sentence_features_are_minilms_embeddings_in_the_given_order():
     assert got.shape == (4, 384)
     assert torch.allclose(got, expected, atol=1e-5)
     assert torch.allclose(got.norm(dim=-1), torch.ones(4), atol=1e-5)
+
+
+def test_article_sentences_are_the_bodies_split_into_sentences(data):
+    first = article_sentences(data, [0])
+    assert first[0].startswith("Quarterly profits at US media giant TimeWarner jumped 76%")
+    assert data.headline[0] not in first                                   # the headline is not a sentence
+    assert all(s == s.strip() and s for s in first) and len(first) > 10
+    assert article_sentences(data, [1, 0])[-len(first):] == first           # article by article, in that order

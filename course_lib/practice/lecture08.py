@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from . import attempt, check, failed, passed, todo, unanswered
+import torch
 
-__all__ = ["check_probe_probabilities", "check_word_order"]
+from . import attempt, check, failed, number, passed, same_tensor, todo, unanswered
+
+__all__ = ["check_probe_probabilities", "check_word_order", "check_mean_pool", "check_probe_size",
+           "check_scale_of_minilm"]
 
 
 @check
@@ -66,3 +71,52 @@ def check_word_order(same_for_baseline, same_for_probe, baseline_probabilities, 
                       "the encoder adds a position to every token before attention")
     return passed(f"the baseline's probabilities are equal, the probe's up to {gap_probe:.3f} apart: "
                   "the bag of words cannot see the order, the encoder can")
+
+
+@check
+def check_mean_pool(mean_pool, model, tokenizer, sentences) -> bool:
+    """Write: MiniLM's sentence embedding from its states, the mean over the real tokens, to length 1."""
+    where = "average only where key_padding_mask is False, then divide by the vector's length"
+    batch = tokenizer(list(sentences))
+    mask = batch["key_padding_mask"]                                       # (B, T), True = padding
+    if not mask.any():
+        return failed("the check needs sentences of different lengths", "sentences")
+    with torch.no_grad():
+        hidden = model(batch["input_ids"], key_padding_mask=mask).double()   # (B, T, d_model)
+    ok, got = attempt(mean_pool, hidden.clone(), mask.clone(), where=where)
+    if not ok:
+        return False
+    expected = model.encode(list(sentences), tokenizer).double()            # (B, d_model)
+    if not isinstance(got, torch.Tensor):
+        return failed(f"expected a tensor, got {type(got).__name__}", where)
+    if tuple(got.shape) != tuple(expected.shape):
+        return failed(f"expected shape {tuple(expected.shape)} (one vector per sentence), got {tuple(got.shape)}",
+                      "average over the tokens: dim=1")
+    got = got.double()
+    plain = hidden.mean(dim=1)
+    if torch.allclose(got, plain / plain.norm(dim=-1, keepdim=True), atol=1e-5) or torch.allclose(got, plain, atol=1e-5):
+        return failed("the padding positions are in the average", "key_padding_mask: True = padding")
+    keep = (~mask).unsqueeze(-1).double()
+    mean = (hidden * keep).sum(dim=1) / keep.sum(dim=1)
+    if torch.allclose(got, mean, atol=1e-5):
+        return failed("the right mean, but not of length 1", "divide each vector by its norm")
+    if not same_tensor(got, expected, "your embedding", where, atol=1e-4):
+        return False
+    return passed(f"your embeddings equal MiniLM's encode for all {len(sentences)} sentences, padding left out")
+
+
+@check
+def check_probe_size(answer) -> bool:
+    """Quiz: the number of fitted numbers of a linear probe with 20 topics on 384 features."""
+    return number(answer, 384 * 20 + 20, "384 x 20 weights and 20 biases: the encoder adds nothing to learn",
+                  rel_tol=0, abs_tol=0.5, low="too few: one weight per feature AND topic, and a bias per topic",
+                  high="too many: the encoder stays frozen, only W and b are fitted",
+                  where="the head is softmax(e W + b)")
+
+
+@check
+def check_scale_of_minilm(answer) -> bool:
+    """Retrieval (lecture 02): MiniLM's attention scores are divided by sqrt(d_k), d_k = 384 / 12."""
+    return number(answer, math.sqrt(32), "sqrt(d_k) = sqrt(384 / 12) = sqrt(32): each head works on 32 features",
+                  rel_tol=0.01, low="too small: the divisor is the square root of a head's width d_k",
+                  high="too large: d_k is d_model / num_heads, not d_model", where="lecture 02, scaled attention")

@@ -1,0 +1,135 @@
+"""course_lib.training: BERT's masking, the masked loss, the warm-up, the ablation, the exercise's Encoder."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+from course_lib import CourseValueError, Encoder
+from course_lib.tokenizer import PAD_ID, UNK_ID
+from course_lib.training import (IGNORE, MASK, MASK_ID, MaskedLM, exercise_encoder, heldout_masks, mask_tokens,
+                                 masked_lm_loss, masked_scores, mlm_vocab, train_mlm, unigram_guess, unigram_scores,
+                                 warmup_factor, without_residuals)
+
+EXERCISE = Path(__file__).resolve().parents[1] / "notebooks" / "07_exercise" / "encoder_from_scratch.ipynb"
+
+
+def test_mask_tokens_follows_the_80_10_10_rule():
+    g = torch.Generator().manual_seed(0)
+    tokens = torch.randint(3, 1000, (500, 40), generator=g)
+    tokens[:, 30:] = PAD_ID
+    tokens[:, 0] = UNK_ID
+    inputs, labels = mask_tokens(tokens, 1000, torch.Generator().manual_seed(1))
+    picked = labels != IGNORE
+    real = (tokens != PAD_ID) & (tokens != UNK_ID)
+    assert not (picked & ~real).any()                                   # never padding or <unk>
+    assert torch.equal(labels[picked], tokens[picked]) and torch.equal(inputs[~picked], tokens[~picked])
+    assert abs(picked.sum() / real.sum() - 0.15) < 0.01
+    masked = (inputs[picked] == MASK_ID).double().mean()
+    kept = (inputs[picked] == tokens[picked]).double().mean()
+    assert abs(masked - 0.8) < 0.02 and abs(kept - 0.1) < 0.02 and abs(1 - masked - kept - 0.1) < 0.02
+    again = mask_tokens(tokens, 1000, torch.Generator().manual_seed(1))  # seeded
+    assert torch.equal(again[0], inputs) and torch.equal(again[1], labels)
+    with pytest.raises(CourseValueError, match="p: expected a probability"):
+        mask_tokens(tokens, 1000, g, p=1.5)
+
+
+def test_masked_loss_counts_only_the_picked_positions():
+    logits = torch.randn(2, 3, 5, dtype=torch.float64)
+    labels = torch.tensor([[IGNORE, 4, IGNORE], [1, IGNORE, IGNORE]])
+    expected = -(logits[0, 1].log_softmax(-1)[4] + logits[1, 0].log_softmax(-1)[1]) / 2
+    assert torch.allclose(masked_lm_loss(logits, labels), expected)
+
+
+def test_warmup_factor():
+    assert warmup_factor(0, 100) == pytest.approx(0.01)
+    assert warmup_factor(99, 100) == 1.0                                 # the peak at the end of the warm-up
+    assert warmup_factor(399, 100) == pytest.approx(0.5)                 # then 1/sqrt(step)
+    assert all(warmup_factor(s, 0) == 1.0 for s in (0, 10, 1000))       # no warm-up
+    factors = [warmup_factor(s, 50) for s in range(200)]
+    assert factors.index(max(factors)) == 49
+
+
+def test_mlm_vocab_puts_mask_at_its_id():
+    tok = mlm_vocab(["the cat sat", "the dog sat", "a bird"], min_freq=2)
+    assert tok.vocab.itos[:3] == ["<pad>", "<unk>", MASK] and tok.vocab.stoi[MASK] == MASK_ID
+    assert tok.vocab.itos[3:] == ["sat", "the"] and tok.encode("the bird") == [4, UNK_ID]
+
+
+def test_without_residuals_changes_the_layers_only():
+    torch.manual_seed(0)
+    enc = Encoder(20, 8, 2, 16, 2, norm_first=True).eval()
+    x = torch.randint(1, 20, (2, 5))
+    before = enc(x)
+    without_residuals(enc)
+    after = enc(x)
+    assert not torch.allclose(before, after)
+    layer = enc.layers[0]
+    h = enc.embed(x)
+    a, _ = layer.self_attn(layer.norm1(h), layer.norm1(h), layer.norm1(h))
+    assert torch.allclose(layer(h), layer.ffn(layer.norm2(a)))           # no "x +" anywhere
+
+
+def test_training_lowers_the_loss_below_the_frequencies():
+    """A tiny corpus with a rule only the context tells (the word after 'a' is always 'b'): a few hundred
+    steps learn it, and the held-out loss drops below the word frequencies' loss."""
+    g = torch.Generator().manual_seed(0)
+    rows = []
+    for _ in range(400):
+        row = torch.randint(5, 12, (8,), generator=g)
+        row[2], row[3] = 3, 4                                            # 'a' then 'b'
+        rows.append(row)
+    X = torch.stack(rows)
+    torch.manual_seed(0)
+    model = MaskedLM(Encoder(12, 16, 2, 32, 1, max_len=8, norm_first=True), 12).double()
+    curve = train_mlm(model, X[:300], steps=150, batch_size=32, lr=3e-3, warmup=10, seed=0, vocab_size=12,
+                      mask_p=0.3)
+    assert curve[0] - curve[-1] > 0.5
+    inputs, labels = heldout_masks(X[300:], 12, seed=0, p=0.3)
+    loss, right, total = masked_scores(model, inputs, labels)
+    base_loss, base_right, base_total = unigram_scores(X[:300], labels, 12)
+    assert total == base_total and loss < base_loss - 0.1 and right > base_right
+    assert unigram_guess(X[:300]) in (3, 4)                              # the two most frequent words
+
+
+def _notebook(tmp_path, bodies: dict) -> Path:
+    """A copy of the exercise notebook whose graded cells get the given sources (part -> source)."""
+    nb = json.loads(EXERCISE.read_text())
+    for cell in nb["cells"]:
+        part = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if part in bodies:
+            cell["source"] = bodies[part]
+    path = tmp_path / "encoder_from_scratch.ipynb"
+    path.write_text(json.dumps(nb))
+    return path
+
+
+def test_a_solved_exercise_gives_the_students_encoder(tmp_path):
+    cls, message = exercise_encoder(_notebook(tmp_path, {}))        # the source notebook: every part solved
+    assert cls is not Encoder and cls.__name__ == "Encoder" and message.startswith("your Encoder")
+    torch.manual_seed(0)
+    assert cls(10, 8, 2, 16, 1)(torch.randint(1, 10, (1, 4))).shape == (1, 4, 8)
+
+
+def test_an_unsolved_exercise_falls_back_to_the_reference(tmp_path):
+    stub = "class Encoder(nn.Module):\n    def __init__(self, *args, **kwargs):\n        raise NotImplementedError()\n"
+    cls, message = exercise_encoder(_notebook(tmp_path, {"encoder": stub}))
+    assert cls is Encoder and "NotImplementedError" in message and "reference" in message
+    cls, message = exercise_encoder(_notebook(tmp_path, {"attention": "raise NotImplementedError()"}))
+    assert cls is Encoder and "'attention' raised NotImplementedError" in message
+
+
+def test_a_wrong_encoder_falls_back_to_the_reference(tmp_path):
+    wrong = EXERCISE.read_text()                                        # the solution, without the sqrt(d_model)
+    nb = json.loads(wrong)
+    source = next("".join(c["source"]) for c in nb["cells"]
+                  if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "encoder")
+    assert "* math.sqrt(self.d_model)" in source
+    cls, message = exercise_encoder(_notebook(tmp_path, {"encoder": source.replace("* math.sqrt(self.d_model)", "")}))
+    assert cls is Encoder and "differs from the reference" in message
+    cls, message = exercise_encoder(tmp_path / "missing.ipynb")
+    assert cls is Encoder and message.startswith("could not read")
