@@ -294,6 +294,5 @@ def verdict_over(channel):
         except (EOFError, TimeoutError, ValueError) as e:
             return runner.PartResult("error", f"{part}: the judge did not answer ({type(e).__name__})",
                                      outcome.seconds)
-        return runner.PartResult(answer["status"], answer["message"], float(answer.get("seconds", 0.0)),
-                                 str(answer.get("guard_tampered", "")))
+        return runner.PartResult.from_dict(answer)
     return verdict

@@ -34,6 +34,9 @@ class PartResult:
     message: str
     seconds: float = 0.0
     guard_tampered: str = ""      # why the part is named to the instructor (the guard switched off), or ""
+    mistake: str = ""             # the failure's stable id (course_lib.grading.mistakes.IDS), "" when passed
+    section: str = ""             # the lecture section that teaches it, or ""
+    failed_on: str = ""           # "visible" | "hidden": the kind of case that failed, "" when none did
 
     @property
     def passed(self) -> bool:
@@ -41,7 +44,15 @@ class PartResult:
 
     def as_dict(self) -> dict:
         return {"status": self.status, "passed": self.passed, "message": self.message, "seconds": self.seconds,
-                "guard_tampered": self.guard_tampered}
+                "guard_tampered": self.guard_tampered, "mistake": self.mistake, "section": self.section,
+                "failed_on": self.failed_on}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "PartResult":
+        """The verdict as the judge's process sent it (:meth:`as_dict`); unknown fields are ignored."""
+        text = lambda key: str(d.get(key) or "")           # noqa: E731
+        return cls(text("status"), text("message"), float(d.get("seconds") or 0.0), text("guard_tampered"),
+                   text("mistake"), text("section"), text("failed_on"))
 
 
 def tampered(header) -> str:
@@ -271,7 +282,8 @@ RESULT_PHRASES = ("expected a torch.Tensor, got", "expected a floating-point ten
 RESULT_WORDS = frozenset(__import__("re").findall(r"[A-Za-z_][\w.]*", " ".join(RESULT_PHRASES) + (
     " of length its keys are use the attribute names of the contract so reference weights can be loaded adds no "
     "parameters and a table that is not a weight is a buffer registered with persistent=False expected got "
-    "another type torch's default dtype")))
+    "another type torch's default dtype look at the in cell's docstring which test loads its weights by how module "
+    "stores says not part of")))
 RESULT_TYPES = frozenset({"Tensor", "tuple", "list", "dict", "int", "float", "bool", "str", "NoneType", "ndarray",
                           "Parameter", "function", "type", *(f"torch.{t}" for t in (
                               "float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8",
@@ -312,6 +324,7 @@ def fixed_case_error(text) -> str:
 
 
 MAX_OUTPUTS = 16          # outputs of a training case (the Reverser's: its reference gives no outputs to count)
+EXTRA_OUTPUTS = ("input_changed",)   # what the harness reports besides the reference's outputs (harness._changed)
 
 
 def judge(part: str, cases: list, wants: list, outcome: sandbox.Outcome) -> PartResult:
@@ -321,38 +334,55 @@ def judge(part: str, cases: list, wants: list, outcome: sandbox.Outcome) -> Part
     index, and a result with more arrays than its cases have outputs is refused before any is read."""
     if outcome.status != "ok":
         status = "error" if outcome.status == "grader" else "failed"
-        return PartResult(status, f"{part}: {outcome.failure}", outcome.seconds)
+        return PartResult(status, f"{part}: {outcome.failure}", outcome.seconds,
+                          mistake="grader_error" if status == "error" else _sandbox_failure(outcome.failure))
     result = _judged(part, cases, wants, outcome)
     result.guard_tampered = tampered(outcome.header)
     return result
 
 
+def _sandbox_failure(failure: str) -> str:
+    """The reserved id of a failure the sandbox saw (course_lib.grading.mistakes), from its fixed text."""
+    text = str(failure)
+    for words, mistake in (("timed out", "timed_out"), ("memory", "out_of_memory"),
+                           ("ready-made", "ready_made_attention"), ("reference", "reference_used")):
+        if words in text:
+            return mistake
+    return "rule_broken"
+
+
 def _judged(part: str, cases: list, wants: list, outcome: sandbox.Outcome) -> PartResult:
-    from course_lib.grading.judging import judge_case
+    from course_lib.grading.judging import judge
     h, arrays = outcome.header, outcome.arrays
     try:
         if h.get("cell_error"):
-            return PartResult("failed", fixed_cell_error(part, h["cell_error"]), outcome.seconds)
+            return PartResult("failed", fixed_cell_error(part, h["cell_error"]), outcome.seconds,
+                              mistake="cell_error")
         entries = h.get("cases")
         if not isinstance(entries, list) or len(entries) != len(cases):
             raise ValueError("wrong number of cases")
         counts = [len(e.get("keys", [])) if isinstance(e, dict) and isinstance(e.get("keys", []), list) else -1
                   for e in entries]
-        caps = [MAX_OUTPUTS if part in ONE_RUN or not isinstance(w, dict) else len(w) for w in wants]
-        if any(n < 0 or n > cap for n, cap in zip(counts, caps)) or sum(counts) != len(arrays):
+        allowed = [None if part in ONE_RUN or not isinstance(w, dict) else {*w, *EXTRA_OUTPUTS} for w in wants]
+        caps = [MAX_OUTPUTS if a is None else len(a) for a in allowed]
+        unknown = [a is not None and not {str(k) for k in e.get("keys", [])} <= a
+                   for a, e in zip(allowed, entries) if isinstance(e, dict)]
+        if any(n < 0 or n > cap for n, cap in zip(counts, caps)) or any(unknown) or sum(counts) != len(arrays):
             return PartResult("failed", f"{part}: returned more results than its cases have outputs.",
-                              outcome.seconds)
+                              outcome.seconds, mistake="results_unreadable")
         at = 0
         for case, want, entry in zip(cases, wants, entries):
             keys = entry.get("keys", [])
             outputs = {str(k): arrays[at + i].astype("float64") for i, k in enumerate(keys)}
             at += len(keys)
             err = entry.get("error")
-            message = judge_case(case, outputs, None if err is None else fixed_case_error(err), want=want)
-            if message is not None:
-                return PartResult("failed", message, outcome.seconds)
+            found = judge(case, outputs, None if err is None else fixed_case_error(err), want=want)
+            if found is not None:
+                return PartResult("failed", found.message, outcome.seconds, mistake=found.mistake,
+                                  section=found.section or "", failed_on="hidden" if found.hidden else "visible")
     except Exception as e:                                  # noqa: BLE001 (malformed results: the part's doing)
-        return PartResult("failed", f"{part}: the results could not be read ({type(e).__name__}).", outcome.seconds)
+        return PartResult("failed", f"{part}: the results could not be read ({type(e).__name__}).", outcome.seconds,
+                          mistake="results_unreadable")
     n_hidden = sum(c.hidden for c in cases)
     return PartResult("passed", f"{part}: all {len(cases)} checks passed ({len(cases) - n_hidden} visible, "
                                 f"{n_hidden} hidden).", outcome.seconds)
@@ -391,14 +421,15 @@ def grade_with(sources: dict, zygote: sandbox.Zygote, verdict, opts: sandbox.San
     results, ready = {}, []
     for part in parts:
         if part not in sources:
-            results[part] = PartResult("failed", f"{part}: the solution cell '{part}' is missing from the submission.")
+            results[part] = PartResult("failed", f"{part}: the solution cell '{part}' is missing from the submission.",
+                                       mistake="cell_missing")
             continue
         rule = policy.check_source(sources[part])
         if rule is None:
             rule = syntax_error(sources[part])
         if rule:
             results[part] = PartResult("failed", f"{part}: the solution cell {rule} No points for this part.",
-                                       guard_tampered=(f"the cell uses {reaches_in(sources[part])}"
+                                       mistake="rule_broken", guard_tampered=(f"the cell uses {reaches_in(sources[part])}"
                                                        if reaches_in(sources[part]) else ""))
             continue
         ready.append(part)

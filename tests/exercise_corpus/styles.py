@@ -27,7 +27,7 @@ _LOOPS = {
     raw = torch.matmul(q, k.transpose(-2, -1))
     raw = raw / math.sqrt(dim)
     if attn_mask is not None:
-        raw = raw.masked_fill(attn_mask.logical_not(), float("-inf"))
+        raw = raw.masked_fill(attn_mask.logical_not(), -1e9)
     top = raw.amax(dim=-1, keepdim=True)
     e = torch.exp(raw - top)
     p = e / e.sum(dim=-1, keepdim=True)
@@ -145,7 +145,7 @@ _EINSUM = {
     "attention": ["""
     s = torch.einsum("...qd,...kd->...qk", q, k) * q.shape[-1] ** -0.5
     if attn_mask is not None:
-        s = torch.where(attn_mask, s, torch.tensor(float("-inf"), dtype=s.dtype))
+        s = torch.where(attn_mask, s, torch.tensor(torch.finfo(s.dtype).min, dtype=s.dtype))
     a = s.softmax(-1)
     return torch.einsum("...qk,...kd->...qd", a, v), a
 """],
@@ -576,7 +576,7 @@ _FUNCTIONAL = {
     "attention": ["""
     sc = q.matmul(k.transpose(-1, -2)).mul(1 / math.sqrt(q.size(-1)))
     if attn_mask is not None:
-        sc = sc.masked_fill(~attn_mask.bool(), -float("inf"))
+        sc = sc.masked_fill(~attn_mask.bool(), torch.finfo(sc.dtype).min)
     wt = F.softmax(sc, -1)
     return wt.matmul(v), wt
 """],
@@ -665,7 +665,7 @@ _CHUNKS = {
     inv_root = 1.0 / math.sqrt(float(q.shape[-1]))
     sim = (q * inv_root) @ k.swapaxes(-1, -2)
     if attn_mask is not None:
-        sim = sim + torch.zeros_like(sim).masked_fill(~attn_mask, float("-inf"))
+        sim = sim + torch.zeros_like(sim).masked_fill(~attn_mask, -1e9)
     attn = sim.softmax(dim=-1)
     return attn @ v, attn
 """],
@@ -1146,6 +1146,223 @@ _PERMUTE = {
         return self.head(self.encoder(tokens))
 """],
 }
+
+# Part 8's two functions (train_reverser, reverse_accuracy), written eleven ways: each style gets its own
+_TRAIN = {
+    "loops": ["""
+    losses = []
+    model.train()
+    for batch in batches:
+        logits = model(batch)
+        target = batch.flip(1)
+        loss = 0.0
+        for t in range(batch.shape[1]):
+            loss = loss + F.cross_entropy(logits[:, t, :], target[:, t])
+        loss = loss / batch.shape[1]
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+""", """
+    model.eval()
+    right = total = 0
+    with torch.no_grad():
+        out = model(tokens)
+        for b in range(tokens.shape[0]):
+            for t in range(tokens.shape[1]):
+                right += int(out[b, t].argmax() == tokens[b, tokens.shape[1] - 1 - t])
+                total += 1
+    return right / total
+"""],
+    "einsum": ["""
+    record = []
+    for x in batches:
+        y = torch.flip(x, [-1])
+        scores = model(x)
+        loss = F.cross_entropy(scores.reshape(-1, scores.shape[-1]), y.reshape(-1))
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        record.append(float(loss.detach()))
+    return record
+""", """
+    model.eval()
+    with torch.inference_mode():
+        best = model(tokens).argmax(-1)
+    return (best == torch.flip(tokens, [-1])).float().mean().item()
+"""],
+    "helpers": ["""
+    def loss_on(x):
+        logits = model(x)
+        return F.cross_entropy(logits.transpose(1, 2), x.flip(-1))
+
+    def update(x):
+        optimizer.zero_grad()
+        loss = loss_on(x)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+    model.train()
+    return [update(x) for x in batches]
+""", """
+    def predictions():
+        with torch.no_grad():
+            return model(tokens).argmax(dim=-1)
+
+    model.eval()
+    matches = predictions().eq(tokens.flip(-1))
+    return matches.sum().item() / matches.numel()
+"""],
+    "typed": ["""
+    curve: list[float] = []
+    model.train()
+    batch: torch.Tensor
+    for batch in batches:
+        expected: torch.Tensor = batch.flip(dims=(1,))
+        logits: torch.Tensor = model(batch)
+        loss: torch.Tensor = F.cross_entropy(logits.flatten(end_dim=1), expected.flatten())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        curve.append(loss.item())
+    return curve
+""", """
+    model.eval()
+    with torch.no_grad():
+        guessed: torch.Tensor = model(tokens).argmax(dim=2)
+    hits: int = int((guessed == tokens.flip(dims=(1,))).sum())
+    return hits / tokens.numel()
+"""],
+    "bmm": ["""
+    out = []
+    for step, x in enumerate(batches):
+        logp = torch.log_softmax(model(x), dim=-1)
+        picked = logp.gather(-1, x.flip(1).unsqueeze(-1)).squeeze(-1)
+        loss = -picked.mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        out.append(loss.item())
+    return out
+""", """
+    model.eval()
+    with torch.no_grad():
+        logp = torch.log_softmax(model(tokens), dim=-1)
+    good = logp.argmax(-1) == tokens.flip(1)
+    return good.double().mean().item()
+"""],
+    "functional": ["""
+    model.train()
+    history = list()
+    for x in batches:
+        optimizer.zero_grad()
+        l = F.nll_loss(F.log_softmax(model(x), -1).permute(0, 2, 1), x.flip(-1))
+        l.backward()
+        optimizer.step()
+        history.append(l.item())
+    return history
+""", """
+    model.eval()
+    with torch.no_grad():
+        y = F.softmax(model(tokens), dim=-1).argmax(-1)
+    return torch.eq(y, tokens.flip(-1)).sum().item() / y.numel()
+"""],
+    "chunks": ["""
+    values = []
+    it = iter(batches)
+    while True:
+        try:
+            x = next(it)
+        except StopIteration:
+            break
+        target = x[:, torch.arange(x.shape[1] - 1, -1, -1)]
+        logits = model(x)
+        loss = F.cross_entropy(logits.reshape(x.numel(), -1), target.reshape(-1))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        values.append(loss.item())
+    return values
+""", """
+    model.eval()
+    index = torch.arange(tokens.shape[1] - 1, -1, -1)
+    with torch.no_grad():
+        got = model(tokens).max(dim=-1).indices
+    return float((got == tokens[:, index]).float().mean())
+"""],
+    "numpy_first": ["""
+    trace = []
+    model.train()
+    for x in batches:
+        rev = torch.as_tensor(np.ascontiguousarray(x.numpy()[:, ::-1]))
+        logits = model(x)
+        loss = F.cross_entropy(logits.view(-1, logits.size(-1)), rev.view(-1))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        trace.append(loss.item())
+    return trace
+""", """
+    model.eval()
+    with torch.no_grad():
+        guess = model(tokens).argmax(-1).numpy()
+    return float(np.mean(guess == tokens.numpy()[:, ::-1]))
+"""],
+    "compact": ["""
+    model.train(); seen = []
+    for x in batches:
+        optimizer.zero_grad(); loss = F.cross_entropy(model(x).mT, x.flip(1)); loss.backward(); optimizer.step()
+        seen.append(loss.item())
+    return seen
+""", """
+    model.eval()
+    with torch.no_grad(): return (model(tokens).argmax(2) == tokens.flip(1)).float().mean().item()
+"""],
+    "softmax_by_hand": ["""
+    losses = []
+    for x in batches:
+        z = model(x)
+        z = z - z.max(dim=-1, keepdim=True).values
+        logp = z - torch.log(torch.exp(z).sum(dim=-1, keepdim=True))
+        target = x.flip(1)
+        nll = -torch.gather(logp, 2, target[..., None])[..., 0]
+        loss = nll.sum() / nll.numel()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+""", """
+    model.eval()
+    with torch.no_grad():
+        z = model(tokens)
+    picked = torch.max(z, dim=-1)[1]
+    return (picked == tokens.flip(1)).sum().item() / float(tokens.numel())
+"""],
+    "permute": ["""
+    model.train()
+    epoch_losses = []
+    for i, x in enumerate(batches):
+        logits = model(x).permute(0, 2, 1)
+        loss = F.cross_entropy(logits, torch.flip(x, dims=[1]), reduction="mean")
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        epoch_losses.append(loss.detach().item())
+    return epoch_losses
+""", """
+    model.eval()
+    with torch.no_grad():
+        pred = model(tokens).permute(0, 2, 1).argmax(dim=1)
+    n_right = (pred == torch.flip(tokens, dims=[1])).sum()
+    return n_right.item() / tokens.numel()
+"""],
+}
+for _style, _bodies in _TRAIN.items():
+    globals()["_" + _style.upper()]["reverse_task"] += _bodies
+
 
 BODIES = {"loops": _LOOPS, "einsum": _EINSUM, "helpers": _HELPERS, "typed": _TYPED, "bmm": _BMM,
           "functional": _FUNCTIONAL, "chunks": _CHUNKS, "numpy_first": _NUMPY_FIRST, "compact": _COMPACT,

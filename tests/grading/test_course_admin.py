@@ -18,7 +18,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 ASSIGNMENT, NOTEBOOK = "07_exercise", "encoder_from_scratch"
 BIN = Path(sys.executable).parent
-AUTOGRADED_POINTS = 19
+AUTOGRADED_POINTS = 20
 WRITTEN = ("answer_scores_shape", "answer_finite_min", "answer_transpose", "answer_parameters", "answer_reverser")
 
 pytestmark = pytest.mark.slow
