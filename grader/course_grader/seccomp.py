@@ -1,160 +1,190 @@
 """A seccomp filter for the part process: the system calls a solution never needs end the process.
 
-Loaded by the zygote by file path (standard library only). The filter is installed after
-``PR_SET_NO_NEW_PRIVS`` (so it needs no privilege, at every sandbox level) and before the student's
-code runs; nothing in the process can remove it, and it survives into anything the process could
-start. What it does (x86-64 only; elsewhere :func:`install` returns False and the level says so):
+The policy is the table below (:data:`KILLED`, :data:`ERRNO`, :data:`ARG_RULES`): system call names
+and argument rules, read at a glance. libseccomp (``libseccomp.so.2``, on every Debian and Ubuntu
+host) compiles it for the machine's architecture, through ctypes; no BPF is written here. Loaded by
+the zygote by file path (standard library only). The filter is installed after ``PR_SET_NO_NEW_PRIVS``
+(so it needs no privilege, at every sandbox level) and before the student's code runs; nothing in the
+process can remove it, and it survives into anything the process could start. What it does:
 
 * new processes: ``fork``, ``vfork``, ``execve``, ``execveat`` and ``clone`` without
   ``CLONE_THREAD`` kill the process (so does any thread: ``clone`` with ``CLONE_THREAD`` fails with
   EAGAIN, ``clone3`` with ENOSYS, so pthread_create fails cleanly and no Python thread can run
   without the profile hook);
-* signals: ``kill``, ``tgkill`` and ``rt_sigqueueinfo`` only to the process itself; ``tkill``,
-  ``pidfd_*`` never;
+* signals: ``kill``, ``tgkill``, ``rt_sigqueueinfo`` and ``rt_tgsigqueueinfo`` only to the process
+  itself; ``tkill``, ``pidfd_*`` never;
+* other processes' limits and scheduling (``prlimit64``, ``setpriority``, ``sched_set*``,
+  ``ioprio_set``, ``migrate_pages``, ``move_pages``): only on the caller itself (pid 0, as glibc
+  passes it; ``setpriority`` and ``ioprio_set`` for one process only, never a group or a user);
+* System V IPC and POSIX message queues: never (a segment outlives its process);
 * the terminal: ``ioctl`` TIOCSTI (typing into a terminal), TIOCLINUX and TIOCSCTTY (taking a
-  controlling terminal);
-* other processes' limits and scheduling: ``prlimit64``, ``setpriority``, ``sched_setaffinity``,
-  ``sched_setscheduler``, ``sched_setparam``, ``sched_setattr``, ``ioprio_set``, ``migrate_pages``,
-  ``move_pages`` only on the part's own process (pid 0 or its own pid; ``setpriority`` and
-  ``ioprio_set`` only for one process, never a process group or a user): at the levels where the part
-  sees the machine's processes (``uid``, ``rlimits``) it could otherwise lower the grader's or another
-  part's limits;
-* System V IPC and POSIX message queues (``shmget``, ``shmat``, ``shmctl``, ``shmdt``, ``semget``,
-  ``semop``, ``semtimedop``, ``semctl``, ``msgget``, ``msgsnd``, ``msgrcv``, ``msgctl``, ``mq_*``): a
-  segment outlives its process and is not counted by ``RLIMIT_AS`` until it is mapped;
-* the rest of the escape kit: ``ptrace``, ``process_vm_*``, ``socket``, ``socketpair``, mounts and namespaces
-  (``mount``, ``umount2``, ``pivot_root``, ``chroot``, ``unshare``, ``setns``, the new mount API),
-  ``bpf``, ``perf_event_open``, ``userfaultfd``, ``io_uring_*``, keyrings, modules, ``kexec``,
-  ``reboot``, ``swapon``, ``mknod``, file handles, ``personality``.
+  controlling terminal), compared on the low 32 bits of the request as the kernel reads it;
+* the rest of the escape kit: ``ptrace``, ``process_vm_*``, ``socket``, ``socketpair``, mounts and
+  namespaces, ``bpf``, ``perf_event_open``, ``userfaultfd``, ``io_uring_*``, keyrings, modules,
+  ``kexec``, ``reboot``, ``swapon``, ``mknod``, file handles, ``personality``.
 
-A forbidden call ends the process with SIGSYS (``SECCOMP_RET_KILL_PROCESS``), so an attempt costs
-the part its points even when the student's code would have caught an error.
+A forbidden call ends the process with SIGSYS (``SCMP_ACT_KILL_PROCESS``), so an attempt costs the
+part its points even when the student's code would have caught an error. A name the machine's
+architecture does not have (``fork`` on arm64) is skipped: it cannot be called there.
 """
 
 from __future__ import annotations
 
 import ctypes
-import platform
-import struct
 
-AUDIT_ARCH_X86_64 = 0xC000003E
-RET_KILL_PROCESS, RET_ALLOW = 0x80000000, 0x7FFF0000
-RET_ERRNO = 0x00050000
 EAGAIN, ENOSYS = 11, 38
-PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
 CLONE_THREAD = 0x00010000
 TIOCSTI, TIOCSCTTY, TIOCLINUX = 0x5412, 0x540E, 0x541C
+PRIO_PROCESS, IOPRIO_WHO_PROCESS = 0, 1
+OWN = "own"                  # in an argument rule: the part's own pid
 
-# BPF opcodes
-LD_W_ABS, JEQ_K, JGE_K, JSET_K, RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
+# ---- the policy ----------------------------------------------------------------------------------
+#: never allowed: the process ends
+KILLED = (
+    "fork", "vfork", "execve", "execveat",                                  # new programs
+    "ptrace", "process_vm_readv", "process_vm_writev", "kcmp",              # other processes' memory
+    "tkill", "pidfd_open", "pidfd_send_signal", "pidfd_getfd",
+    "socket", "socketpair",                                                 # the network, local sockets
+    "mount", "umount2", "pivot_root", "chroot", "unshare", "setns",         # mounts and namespaces
+    "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
+    "name_to_handle_at", "open_by_handle_at", "mknod", "mknodat", "personality",
+    "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "add_key", "request_key", "keyctl", "init_module", "finit_module", "delete_module",
+    "kexec_load", "kexec_file_load", "reboot", "swapon", "swapoff",
+    "shmget", "shmat", "shmctl", "shmdt", "semget", "semop", "semtimedop", "semctl",   # System V IPC
+    "msgget", "msgsnd", "msgrcv", "msgctl",
+    "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr",
+)
+#: refused with an error the caller sees (threads fail cleanly)
+ERRNO = {"clone3": ENOSYS}
+#: allowed only with these argument values; any other value ends the process.
+#: name: {argument: the one allowed value}; the whole 64-bit argument must equal it (OWN: the part's
+#: own pid; 0 for a process is "the caller", as glibc passes it)
+ARG_RULES = {
+    "kill": {0: OWN}, "tgkill": {0: OWN}, "rt_sigqueueinfo": {0: OWN}, "rt_tgsigqueueinfo": {0: OWN},
+    "prlimit64": {0: 0}, "sched_setaffinity": {0: 0}, "sched_setscheduler": {0: 0},
+    "sched_setparam": {0: 0}, "sched_setattr": {0: 0}, "migrate_pages": {0: 0}, "move_pages": {0: 0},
+    "setpriority": {0: PRIO_PROCESS, 1: 0}, "ioprio_set": {0: IOPRIO_WHO_PROCESS, 1: 0},
+}
+#: ioctl requests that end the process (every other request is allowed)
+IOCTL_KILLED = (TIOCSTI, TIOCSCTTY, TIOCLINUX)
 
-# x86-64 system call numbers
-NR = dict(shmget=29, shmat=30, shmctl=31, socketpair=53, semget=64, semop=65, semctl=66, shmdt=67,
-          msgget=68, msgsnd=69, msgrcv=70, msgctl=71, setpriority=141, sched_setparam=142,
-          sched_setscheduler=144, sched_setaffinity=203, semtimedop=220, mq_open=240, mq_unlink=241,
-          mq_timedsend=242, mq_timedreceive=243, mq_notify=244, mq_getsetattr=245, ioprio_set=251,
-          migrate_pages=256, move_pages=279, prlimit64=302, sched_setattr=314, ioctl=16, socket=41, clone=56, fork=57, vfork=58, execve=59, kill=62, ptrace=101,
-          rt_sigqueueinfo=129, mknod=133, personality=135, pivot_root=155, chroot=161, mount=165,
-          umount2=166, swapon=167, swapoff=168, reboot=169, init_module=175, delete_module=176,
-          tkill=200, tgkill=234, kexec_load=246, add_key=248, request_key=249, keyctl=250, unshare=272,
-          mknodat=259, rt_tgsigqueueinfo=297, perf_event_open=298, name_to_handle_at=303,
-          open_by_handle_at=304, setns=308, process_vm_readv=310, process_vm_writev=311, kcmp=312,
-          finit_module=313, kexec_file_load=320, bpf=321, execveat=322, userfaultfd=323,
-          pidfd_send_signal=424, io_uring_setup=425, io_uring_enter=426, io_uring_register=427,
-          open_tree=428, move_mount=429, fsopen=430, fsconfig=431, fsmount=432, fspick=433,
-          pidfd_open=434, clone3=435, pidfd_getfd=438, mount_setattr=442)
-
-KILLED = ("socket", "fork", "vfork", "execve", "ptrace", "mknod", "personality", "pivot_root", "chroot",
-          "mount", "umount2", "swapon", "swapoff", "reboot", "init_module", "delete_module", "tkill",
-          "kexec_load", "add_key", "request_key", "keyctl", "unshare", "mknodat", "perf_event_open",
-          "name_to_handle_at", "open_by_handle_at", "setns", "process_vm_readv", "process_vm_writev", "kcmp",
-          "finit_module", "kexec_file_load", "bpf", "execveat", "userfaultfd", "pidfd_send_signal",
-          "io_uring_setup", "io_uring_enter", "io_uring_register", "open_tree", "move_mount", "fsopen",
-          "fsconfig", "fsmount", "fspick", "pidfd_open", "pidfd_getfd", "mount_setattr", "socketpair",
-          "shmget", "shmat", "shmctl", "shmdt", "semget", "semop", "semtimedop", "semctl", "msgget", "msgsnd",
-          "msgrcv", "msgctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify",
-          "mq_getsetattr")
-#: system calls on a process named by its first argument: only the part's own (0 or its pid)
-OWN_PROCESS = ("prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr",
-               "migrate_pages", "move_pages")
-#: (which, who) calls: only ``which`` = one process (PRIO_PROCESS 0, IOPRIO_WHO_PROCESS 1), ``who`` its own
-WHICH_WHO = {"setpriority": 0, "ioprio_set": 1}
-
-
-def _ins(code: int, k: int, jt: int = 0, jf: int = 0) -> tuple:
-    return (code, jt, jf, k & 0xFFFFFFFF)
-
-
-def _arg_low(i: int) -> tuple:
-    """Load the low 32 bits of argument ``i`` (seccomp_data: nr, arch, ip, args[6])."""
-    return _ins(LD_W_ABS, 16 + 8 * i)
+# ---- libseccomp, through ctypes -------------------------------------------------------------------
+ACT_KILL_PROCESS, ACT_ALLOW = 0x80000000, 0x7FFF0000
+ATTR_ACT_BADARCH = 2                 # enum scmp_filter_attr: SCMP_FLTATR_ACT_BADARCH
+CMP_NE, CMP_EQ, CMP_MASKED_EQ = 1, 4, 7
+LOW32 = 0xFFFFFFFF
 
 
-def _block(nr: int, body: list) -> list:
-    """``body`` runs only for system call ``nr`` (and always returns)."""
-    return [_ins(JEQ_K, nr, 0, len(body))] + body
+def ACT_ERRNO(errno: int) -> int:  # noqa: N802 (libseccomp's name)
+    return 0x00050000 | (errno & 0xFFFF)
 
 
-def _only_values(i: int, allowed: list) -> list:
-    """Allow when argument ``i`` is one of ``allowed``, else kill."""
-    n = len(allowed)
-    return ([_arg_low(i)] + [_ins(JEQ_K, v, n - j, 0) for j, v in enumerate(allowed)]
-            + [_ins(RET_K, RET_KILL_PROCESS), _ins(RET_K, RET_ALLOW)])
+class _ArgCmp(ctypes.Structure):
+    _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int), ("datum_a", ctypes.c_uint64),
+                ("datum_b", ctypes.c_uint64)]
 
 
-def _never_values(i: int, refused: list) -> list:
-    """Kill when argument ``i`` is one of ``refused``, else allow."""
-    n = len(refused)
-    return ([_arg_low(i)] + [_ins(JEQ_K, v, n - j, 0) for j, v in enumerate(refused)]
-            + [_ins(RET_K, RET_ALLOW), _ins(RET_K, RET_KILL_PROCESS)])
+def _load():
+    """libseccomp, loaded once when this module is (the zygote loads it before it leaves the host's view,
+    where the library is); None where it is not installed."""
+    try:
+        lib = ctypes.CDLL("libseccomp.so.2", use_errno=True)
+    except OSError:
+        return None
+    lib.seccomp_init.restype = ctypes.c_void_p
+    lib.seccomp_init.argtypes = [ctypes.c_uint32]
+    lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+    lib.seccomp_rule_add_array.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint,
+                                           ctypes.POINTER(_ArgCmp)]
+    lib.seccomp_load.argtypes = [ctypes.c_void_p]
+    lib.seccomp_export_bpf.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    lib.seccomp_release.argtypes = [ctypes.c_void_p]
+    lib.seccomp_attr_set.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32]
+    return lib
 
 
-def _kill_unless(i: int, allowed: list, then: list) -> list:
-    """Kill unless argument ``i`` is one of ``allowed``; if it is, go on with ``then``."""
-    n = len(allowed)
-    return ([_arg_low(i)] + [_ins(JEQ_K, v, n - j, 0) for j, v in enumerate(allowed)]
-            + [_ins(RET_K, RET_KILL_PROCESS)] + then)
+_LIB = _load()
 
 
-def program(own_pid: int) -> list:
-    """The filter as a list of (code, jt, jf, k) for a process whose pid (in its namespace) is ``own_pid``."""
-    prog = [_ins(LD_W_ABS, 4), _ins(JEQ_K, AUDIT_ARCH_X86_64, 1, 0), _ins(RET_K, RET_KILL_PROCESS),
-            _ins(LD_W_ABS, 0), _ins(JGE_K, 0x40000000, 0, 1), _ins(RET_K, RET_KILL_PROCESS)]   # no x32 calls
-    for name in KILLED:
-        prog += [_ins(JEQ_K, NR[name], 0, 1), _ins(RET_K, RET_KILL_PROCESS)]
-    prog += _block(NR["clone"], [_arg_low(0), _ins(JSET_K, CLONE_THREAD, 0, 1),
-                                 _ins(RET_K, RET_ERRNO | EAGAIN), _ins(RET_K, RET_KILL_PROCESS)])
-    prog += [_ins(JEQ_K, NR["clone3"], 0, 1), _ins(RET_K, RET_ERRNO | ENOSYS)]
-    prog += _block(NR["ioctl"], _never_values(1, [TIOCSTI, TIOCSCTTY, TIOCLINUX]))
-    for name in ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):
-        prog += _block(NR[name], _only_values(0, [own_pid]))
-    for name in OWN_PROCESS:
-        prog += _block(NR[name], _only_values(0, [0, own_pid]))
-    for name, which in WHICH_WHO.items():
-        prog += _block(NR[name], _kill_unless(0, [which], _only_values(1, [0, own_pid])))
-    prog.append(_ins(RET_K, RET_ALLOW))
-    return prog
-
-
-class _SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+def _library():
+    return _LIB
 
 
 def supported() -> bool:
-    return platform.machine() == "x86_64"
+    """True where libseccomp can be loaded (its filter is then built for this architecture)."""
+    return _library() is not None
+
+
+def _rule(lib, ctx, action: int, name: str, cmps: list[tuple[int, int, int, int]]) -> None:
+    nr = lib.seccomp_syscall_resolve_name(name.encode())
+    if nr < 0:                                   # not a system call of this architecture
+        return
+    arr = (_ArgCmp * max(1, len(cmps)))(*[_ArgCmp(*c) for c in cmps])
+    rc = lib.seccomp_rule_add_array(ctx, action, nr, len(cmps), arr)
+    if rc < 0:
+        raise OSError(-rc, f"seccomp_rule_add({name}, {cmps})")
+
+
+def _value(v, own_pid: int) -> int:
+    return own_pid if v == OWN else v
+
+
+def build(own_pid: int):
+    """The filter for a process whose pid (in its namespace) is ``own_pid``: a libseccomp context
+    (release it with :func:`release`) and the library."""
+    lib = _library()
+    if lib is None:
+        raise OSError("libseccomp.so.2 is not installed (Debian/Ubuntu: libseccomp2)")
+    ctx = lib.seccomp_init(ACT_ALLOW)
+    if not ctx:
+        raise OSError("seccomp_init failed")
+    try:
+        # a call made through another architecture's interface (int 0x80, x32) ends the whole process
+        if lib.seccomp_attr_set(ctx, ATTR_ACT_BADARCH, ACT_KILL_PROCESS) < 0:
+            raise OSError("seccomp_attr_set(SCMP_FLTATR_ACT_BADARCH)")
+        for name in KILLED:
+            _rule(lib, ctx, ACT_KILL_PROCESS, name, [])
+        for name, errno in ERRNO.items():
+            _rule(lib, ctx, ACT_ERRNO(errno), name, [])
+        _rule(lib, ctx, ACT_ERRNO(EAGAIN), "clone", [(0, CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD)])
+        _rule(lib, ctx, ACT_KILL_PROCESS, "clone", [(0, CMP_MASKED_EQ, CLONE_THREAD, 0)])
+        for request in IOCTL_KILLED:
+            _rule(lib, ctx, ACT_KILL_PROCESS, "ioctl", [(1, CMP_MASKED_EQ, LOW32, request)])
+        for name, allowed in ARG_RULES.items():          # killed when any argument differs
+            for arg, value in allowed.items():
+                _rule(lib, ctx, ACT_KILL_PROCESS, name, [(arg, CMP_NE, _value(value, own_pid), 0)])
+    except BaseException:
+        lib.seccomp_release(ctx)
+        raise
+    return lib, ctx
+
+
+def release(lib, ctx) -> None:
+    lib.seccomp_release(ctx)
 
 
 def install(own_pid: int) -> bool:
-    """Install the filter on this process (and all it could start). False where unsupported."""
-    if not supported():
+    """Install the filter on this process (and all it could start). False where libseccomp is missing."""
+    lib = _library()
+    if lib is None:
         return False
-    prog = program(own_pid)
-    raw = b"".join(struct.pack("HBBI", *ins) for ins in prog)
-    buf = ctypes.create_string_buffer(raw, len(raw))
-    fprog = _SockFprog(len(prog), ctypes.cast(buf, ctypes.c_void_p))
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
-    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP)")
+    lib, ctx = build(own_pid)
+    try:
+        rc = lib.seccomp_load(ctx)               # sets no_new_privs itself (SCMP_FLTATR_CTL_NNP, default on)
+        if rc < 0:
+            raise OSError(-rc, "seccomp_load")
+    finally:
+        lib.seccomp_release(ctx)
     return True
+
+
+def export_bpf(own_pid: int, fd: int) -> None:
+    """Write the compiled filter (raw BPF, for ``bwrap --seccomp FD``) to ``fd``."""
+    lib, ctx = build(own_pid)
+    try:
+        rc = lib.seccomp_export_bpf(ctx, fd)
+        if rc < 0:
+            raise OSError(-rc, "seccomp_export_bpf")
+    finally:
+        lib.seccomp_release(ctx)
