@@ -235,3 +235,15 @@ def test_a_check_prints_one_line_returns_nothing_and_never_raises(capsys):
     assert broken(3) is None
     said = capsys.readouterr().out
     assert said.startswith(f"{FAIL} the check could not read your answer (AttributeError") and said.count("\n") == 1
+
+
+def test_an_open_choice_does_not_put_the_right_option_first(capsys):
+    """The '○ not done yet' line of a multiple-choice quiz lists the options in a fixed order (sorted),
+    so it is stored on the page without giving the answer away."""
+    from course_lib.practice import choice
+
+    for right in ("zeta", "alpha", "mid"):
+        wrong = {o: "no" for o in ("zeta", "alpha", "mid") if o != right}
+        choice(None, right, wrong, "yes")
+        line = capsys.readouterr().out
+        assert line.startswith(TODO) and line.index("'alpha'") < line.index("'mid'") < line.index("'zeta'"), line

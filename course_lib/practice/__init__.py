@@ -117,7 +117,7 @@ def same_tensor(got, expected: torch.Tensor, name: str, where: str | None = None
 def choice(answer, right, wrong: dict, explain: str, where: str | None = None) -> bool:
     """A multiple-choice self-check: ``answer`` is the student's pick, ``right`` the right option,
     ``wrong`` maps every other option to why it is wrong (and where to look). Prints one line."""
-    options = [right, *wrong]
+    options = sorted([right, *wrong], key=str)          # never the right one first: the open line gives nothing away
     if unanswered(answer):
         return todo("not done yet: set answer to one of " + ", ".join(repr(o) for o in options), where)
     if isinstance(answer, str):
