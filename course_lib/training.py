@@ -36,10 +36,12 @@ __all__ = ["IGNORE", "MASK", "MASK_ID", "mlm_vocab", "encode_texts", "mask_token
            "heldout_masks", "masked_scores", "unigram_scores", "exercise_encoder"]
 
 
-def mlm_vocab(texts: Sequence[str], min_freq: int = 2) -> WordTokenizer:
+def mlm_vocab(texts: Sequence[str], min_freq: int = 2, max_size: int | None = None) -> WordTokenizer:
     """A :class:`~course_lib.tokenizer.WordTokenizer` over the words seen ``min_freq`` times or more in
-    ``texts``, with ``<mask>`` at id :data:`MASK_ID` (after ``<pad>`` and ``<unk>``)."""
-    vocab = Vocab.build(texts, min_freq=min_freq)
+    ``texts``, with ``<mask>`` at id :data:`MASK_ID` (after ``<pad>`` and ``<unk>``). ``max_size`` caps
+    the size, the three specials included: the most frequent words are kept (ties in alphabetical order)."""
+    check_int("max_size", max_size, low=MASK_ID + 2, optional=True)
+    vocab = Vocab.build(texts, min_freq=min_freq, max_size=None if max_size is None else max_size - 1)
     vocab.itos.insert(MASK_ID, MASK)                      # Vocab(tokens) would check each for repeats: slow
     vocab.stoi = {token: i for i, token in enumerate(vocab.itos)}
     return WordTokenizer(vocab)

@@ -58,6 +58,10 @@ def test_mlm_vocab_puts_mask_at_its_id():
     tok = mlm_vocab(["the cat sat", "the dog sat", "a bird"], min_freq=2)
     assert tok.vocab.itos[:3] == ["<pad>", "<unk>", MASK] and tok.vocab.stoi[MASK] == MASK_ID
     assert tok.vocab.itos[3:] == ["sat", "the"] and tok.encode("the bird") == [4, UNK_ID]
+    small = mlm_vocab(["the cat sat", "the dog sat", "a bird"], min_freq=1, max_size=5)   # specials included
+    assert small.vocab.itos == ["<pad>", "<unk>", MASK, "sat", "the"] and len(small) == 5
+    with pytest.raises(CourseValueError, match="max_size"):
+        mlm_vocab(["the cat"], max_size=3)
 
 
 def test_without_residuals_changes_the_layers_only():
