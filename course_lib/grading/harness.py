@@ -228,9 +228,14 @@ class Adam:
         self.exp_avg = [torch.zeros_like(p) for p in self.params]        # first moment, m
         self.exp_avg_sq = [torch.zeros_like(p) for p in self.params]     # second moment, v
 
-    def zero_grad(self) -> None:
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """As torch.optim's: the gradients become None, or zeros with ``set_to_none=False`` (a student's
+        loop may call it either way)."""
         for p in self.params:
-            p.grad = None
+            if set_to_none or p.grad is None:
+                p.grad = None
+            else:
+                p.grad.detach_().zero_()
 
     @torch.no_grad()
     def step(self) -> None:

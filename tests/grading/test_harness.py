@@ -36,3 +36,16 @@ def test_adam_does_not_import_dynamo():
             "o.step()\nprint('torch._dynamo' in sys.modules)\n") % str(harness.__file__).rsplit("/", 1)[0]
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_the_graders_adam_takes_zero_grad_as_torch_does():
+    """A student's loop calls ``optimizer.zero_grad()`` either way torch allows; the grader's Adam too."""
+    import torch
+
+    w = torch.nn.Parameter(torch.ones(3))
+    opt = harness.Adam([w])
+    (w * 2).sum().backward()
+    opt.zero_grad(set_to_none=False)
+    assert w.grad is not None and torch.equal(w.grad, torch.zeros(3))
+    opt.zero_grad(set_to_none=True)
+    assert w.grad is None
