@@ -14,6 +14,28 @@ import torch  # noqa: E402
 matplotlib.use("Agg")
 
 
+# Whole modules that start the grader's sandbox, a real nbgrader run, a hub or a browser: `make test`
+# runs them, `make test-fast` (the core: course_lib, practice, plots, figures) leaves them out.
+SLOW_MODULES = {
+    "grading": {"test_attacks", "test_attacks_third", "test_autograde_accidents", "test_class_report",
+                "test_confine_root", "test_course_admin", "test_exchange", "test_exercise_roundtrip",
+                "test_fair_to_honest_code", "test_feedback", "test_hidden_stays_hidden", "test_landlock",
+                "test_new_seeds", "test_pool", "test_recording", "test_reverse_learns", "test_sandbox",
+                "test_sandbox_autograde", "test_sandbox_nonroot", "test_similarity_limits", "test_termination",
+                "test_validation"},
+    "hub": None, "site": None, "browser": None,           # None: every module of the folder
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        path = item.path
+        if path.parent.name in SLOW_MODULES:
+            names = SLOW_MODULES[path.parent.name]
+            if names is None or path.stem in names:
+                item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(autouse=True)
 def _seed():
     torch.manual_seed(0)

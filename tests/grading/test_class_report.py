@@ -141,6 +141,14 @@ def _with_cells(nb, donor, only=None):
     return nb
 
 
+def chromium_module():
+    """tests/browser/chromium.py as every browser test imports it (``import chromium``): one module, so
+    one Playwright driver for the whole test process (a second one is refused)."""
+    sys.path.insert(0, str(REPO / "tests" / "browser"))
+    import chromium
+    return chromium
+
+
 def _rows(path: Path) -> list[dict]:
     with open(path, newline="", encoding="utf-8") as f:
         return list(csv.DictReader(f))
@@ -243,7 +251,7 @@ def test_the_report_is_private(graded):
 def test_the_page_in_chromium(graded, tmp_path):
     """Opened from disk in Chromium: no console error, no request but the page itself, and what it shows
     (the warning, the per-part numbers, the figures in the palette's colours)."""
-    from browser.chromium import persistent_context
+    persistent_context = chromium_module().persistent_context
     _, out, _ = graded
     errors, requests = [], []
     with persistent_context(tmp_path) as context:
@@ -273,7 +281,7 @@ def test_the_page_in_chromium(graded, tmp_path):
 @pytest.mark.slow
 def test_the_report_is_accessible(graded, tmp_path):
     """axe-core over the report, light and dark, desktop and phone: no WCAG 2.1 A or AA violation."""
-    from browser.chromium import persistent_context      # the one Playwright driver of this process
+    persistent_context = chromium_module().persistent_context
     sys.path.insert(0, str(REPO / "tests" / "site"))
     from test_accessibility import axe_html_file
     _, out, _ = graded
