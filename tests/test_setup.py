@@ -114,7 +114,7 @@ def test_make_test_sets_up_the_developers_extras():
     prerequisites, _ = recipe("test")
     assert "$(DEV_STAMP)" in prerequisites and "browser-deps" in prerequisites and "hub-deps" in prerequisites
     deps, body = recipe("$(DEV_STAMP)")
-    assert deps == ["$(STAMP)"] and '$(PY) -m pip install -q -e ".[dev]"' in body
+    assert deps == ["$(STAMP)", "grader/pyproject.toml"] and '$(PY) -m pip install -q -e ".[dev]" -e grader' in body
     dev = pyproject_requirements(extras=("dev",))
     for needed in ("pytest", "nbval", "playwright", "jupyterhub", "transformers"):
         assert needed in dev, f"the dev extra lacks {needed}"
