@@ -96,9 +96,10 @@ test: $(DEV_STAMP) browser-deps hub-deps a11y-deps
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest -p no:cacheprovider --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg tests $(NOTEBOOKS)
 	$(MAKE) --no-print-directory nbval-cpus
 
-# Unit tests only (no notebooks, no browser): the quick loop while editing course_lib.
+# The core tests (no notebooks, no browser, no sandbox, no nbgrader run, no hub; tests/conftest.py marks
+# those modules slow): the quick loop while editing course_lib. nbgrader calls alembic from PATH.
 test-fast: $(DEV_STAMP)
-	$(PY) -m pytest -p no:cacheprovider -m "not browser and not slow" tests
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest -p no:cacheprovider -m "not browser and not slow" tests
 
 NBVAL := $(PY) -m pytest -p no:cacheprovider -q --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 nbval: $(DEV_STAMP)
