@@ -30,6 +30,7 @@ architecture does not have (``fork`` on arm64) is skipped: it cannot be called t
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 
 EAGAIN, ENOSYS = 11, 38
@@ -107,21 +108,17 @@ def _load():
 _LIB = _load()
 
 
-def _library():
-    return _LIB
-
-
 def supported() -> bool:
     """True where libseccomp can be loaded (its filter is then built for this architecture)."""
-    return _library() is not None
+    return _LIB is not None
 
 
-def _rule(lib, ctx, action: int, name: str, cmps: list[tuple[int, int, int, int]]) -> None:
-    nr = lib.seccomp_syscall_resolve_name(name.encode())
+def _rule(ctx, action: int, name: str, cmps: list[tuple[int, int, int, int]]) -> None:
+    nr = _LIB.seccomp_syscall_resolve_name(name.encode())
     if nr < 0:                                   # not a system call of this architecture
         return
     arr = (_ArgCmp * max(1, len(cmps)))(*[_ArgCmp(*c) for c in cmps])
-    rc = lib.seccomp_rule_add_array(ctx, action, nr, len(cmps), arr)
+    rc = _LIB.seccomp_rule_add_array(ctx, action, nr, len(cmps), arr)
     if rc < 0:
         raise OSError(-rc, f"seccomp_rule_add({name}, {cmps})")
 
@@ -130,61 +127,49 @@ def _value(v, own_pid: int) -> int:
     return own_pid if v == OWN else v
 
 
-def build(own_pid: int):
-    """The filter for a process whose pid (in its namespace) is ``own_pid``: a libseccomp context
-    (release it with :func:`release`) and the library."""
-    lib = _library()
-    if lib is None:
+@contextlib.contextmanager
+def _compiled(own_pid: int):
+    """The filter for a process whose pid (in its namespace) is ``own_pid``, as a libseccomp context
+    (released on leaving)."""
+    if _LIB is None:
         raise OSError("libseccomp.so.2 is not installed (Debian/Ubuntu: libseccomp2)")
-    ctx = lib.seccomp_init(ACT_ALLOW)
+    ctx = _LIB.seccomp_init(ACT_ALLOW)
     if not ctx:
         raise OSError("seccomp_init failed")
     try:
         # a call made through another architecture's interface (int 0x80, x32) ends the whole process
-        if lib.seccomp_attr_set(ctx, ATTR_ACT_BADARCH, ACT_KILL_PROCESS) < 0:
+        if _LIB.seccomp_attr_set(ctx, ATTR_ACT_BADARCH, ACT_KILL_PROCESS) < 0:
             raise OSError("seccomp_attr_set(SCMP_FLTATR_ACT_BADARCH)")
         for name in KILLED:
-            _rule(lib, ctx, ACT_KILL_PROCESS, name, [])
+            _rule(ctx, ACT_KILL_PROCESS, name, [])
         for name, errno in ERRNO.items():
-            _rule(lib, ctx, ACT_ERRNO(errno), name, [])
-        _rule(lib, ctx, ACT_ERRNO(EAGAIN), "clone", [(0, CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD)])
-        _rule(lib, ctx, ACT_KILL_PROCESS, "clone", [(0, CMP_MASKED_EQ, CLONE_THREAD, 0)])
+            _rule(ctx, ACT_ERRNO(errno), name, [])
+        _rule(ctx, ACT_ERRNO(EAGAIN), "clone", [(0, CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD)])
+        _rule(ctx, ACT_KILL_PROCESS, "clone", [(0, CMP_MASKED_EQ, CLONE_THREAD, 0)])
         for request in IOCTL_KILLED:
-            _rule(lib, ctx, ACT_KILL_PROCESS, "ioctl", [(1, CMP_MASKED_EQ, LOW32, request)])
+            _rule(ctx, ACT_KILL_PROCESS, "ioctl", [(1, CMP_MASKED_EQ, LOW32, request)])
         for name, allowed in ARG_RULES.items():          # killed when any argument differs
             for arg, value in allowed.items():
-                _rule(lib, ctx, ACT_KILL_PROCESS, name, [(arg, CMP_NE, _value(value, own_pid), 0)])
-    except BaseException:
-        lib.seccomp_release(ctx)
-        raise
-    return lib, ctx
-
-
-def release(lib, ctx) -> None:
-    lib.seccomp_release(ctx)
+                _rule(ctx, ACT_KILL_PROCESS, name, [(arg, CMP_NE, _value(value, own_pid), 0)])
+        yield ctx
+    finally:
+        _LIB.seccomp_release(ctx)
 
 
 def install(own_pid: int) -> bool:
     """Install the filter on this process (and all it could start). False where libseccomp is missing."""
-    lib = _library()
-    if lib is None:
+    if _LIB is None:
         return False
-    lib, ctx = build(own_pid)
-    try:
-        rc = lib.seccomp_load(ctx)               # sets no_new_privs itself (SCMP_FLTATR_CTL_NNP, default on)
+    with _compiled(own_pid) as ctx:
+        rc = _LIB.seccomp_load(ctx)              # sets no_new_privs itself (SCMP_FLTATR_CTL_NNP, default on)
         if rc < 0:
             raise OSError(-rc, "seccomp_load")
-    finally:
-        lib.seccomp_release(ctx)
     return True
 
 
 def export_bpf(own_pid: int, fd: int) -> None:
     """Write the compiled filter (raw BPF, for ``bwrap --seccomp FD``) to ``fd``."""
-    lib, ctx = build(own_pid)
-    try:
-        rc = lib.seccomp_export_bpf(ctx, fd)
+    with _compiled(own_pid) as ctx:
+        rc = _LIB.seccomp_export_bpf(ctx, fd)
         if rc < 0:
             raise OSError(-rc, "seccomp_export_bpf")
-    finally:
-        lib.seccomp_release(ctx)

@@ -16,7 +16,7 @@ HERE = os.path.dirname(seccomp.__file__)
 
 
 def test_every_name_of_the_table_is_a_system_call_here():
-    lib = seccomp._library()
+    lib = seccomp._LIB
     assert lib is not None, "libseccomp.so.2 is missing (Debian/Ubuntu: libseccomp2)"
     names = [*seccomp.KILLED, *seccomp.ERRNO, *seccomp.ARG_RULES, "clone", "ioctl"]
     unknown = [n for n in names if lib.seccomp_syscall_resolve_name(n.encode()) < 0]
