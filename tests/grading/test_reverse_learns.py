@@ -73,3 +73,25 @@ def test_writing_the_answer_is_not_learning(zygote):  # noqa: F811
     for source in (WRITES_THE_ANSWER, ENCODER_OF_ITS_OWN):
         result, _ = run_part(zygote, "reverse_task", source)
         assert result.status == "failed", result.message
+
+
+def test_float_of_a_loss_with_its_graph_passes_validate_quietly():
+    """``losses.append(float(loss))`` is correct code, and torch 2.13 warns about it on stderr; nbgrader's
+    Validate fails a test cell that writes to stderr, so the visible check must not let the warning out."""
+    import warnings
+
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    import course_lib
+    from course_lib.checks import check_reverser
+
+    source = GOOD["reverse_task"].replace("loss.item()", "float(loss)")
+    assert "float(loss)" in source
+    namespace = {"torch": torch, "nn": nn, "F": F, "Encoder": course_lib.Encoder, "__name__": "__student__"}
+    exec(compile(source, "<cell>", "exec"), namespace)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_reverser(namespace["Reverser"])
+    assert not [w for w in caught if "requires_grad=True to a scalar" in str(w.message)], caught
