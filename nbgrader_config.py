@@ -48,6 +48,7 @@ c.SandboxGrader.gid = -1                 # (no account, no process; -1 picks one
 try:                                      # the grader's package: an instructor's install, not a student's
     from course_grader.feedback import (TEMPLATES, ClearHiddenTestsInTestCells,  # noqa: E402
                                         MathToMathML, NameGradedCells)
+    from course_grader.formgrade import FormgradeMathToMathML  # noqa: E402
     from course_grader.recording import SanitizeStudentCells  # noqa: E402
 except ImportError:                       # a student's JupyterLab (Validate) needs none of this
     TEMPLATES = None
@@ -58,5 +59,9 @@ if TEMPLATES is not None:
 
     c.GenerateFeedback.preprocessors = [GetGrades, SanitizeStudentCells, ClearHiddenTestsInTestCells,
                                        NameGradedCells, MathToMathML, CSSHTMLHeaderPreprocessor]
-    c.HTMLExporter.extra_template_basedirs = [   # ours first: its feedback/*.html.j2 win; then nbgrader's
+    c.HTMLExporter.extra_template_basedirs = [   # ours first: its feedback/, formgrade/ win; then nbgrader's
         TEMPLATES, os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates")]
+    # The formgrader's page of a submission works offline too: its maths as MathML, no MathJax from a
+    # CDN, long messages and code lines wrapped (course_grader/formgrade.py and templates/formgrade/).
+    # generate_feedback runs HTMLExporter's preprocessors too: there this one does nothing.
+    c.HTMLExporter.preprocessors = [FormgradeMathToMathML]

@@ -1,0 +1,28 @@
+"""The formgrader's page of a submission, offline: maths drawn by the browser, long lines wrapped.
+
+nbgrader's formgrader renders each autograded notebook with nbconvert's HTMLExporter and its
+``formgrade`` template, which loads MathJax from a CDN (offline, an instructor reads TeX source) and
+lets a long message or code line run off the page. nbgrader_config.py adds to that exporter:
+
+* :class:`FormgradeMathToMathML`, the feedback's :class:`~course_grader.feedback.MathToMathML` (TeX
+  of the markdown cells as MathML, the exercise's figures inside the page), on the formgrade page only;
+* ``templates/formgrade/mathjax.html.j2``, which takes the place of nbconvert's MathJax macro in the
+  page's head: no CDN, a stand-in for the one MathJax call nbgrader's formgrade.js makes, and the
+  style sheet that wraps long lines.
+"""
+
+from __future__ import annotations
+
+from .feedback import MathToMathML
+
+
+class FormgradeMathToMathML(MathToMathML):
+    """:class:`~course_grader.feedback.MathToMathML` where the exporter renders the ``formgrade``
+    template. ``generate_feedback``'s HTMLExporter reads the same ``HTMLExporter.preprocessors`` and
+    runs them first: there it does nothing, and the feedback's own MathToMathML runs after the
+    student's cells are made inert (MathML written before would be escaped into text)."""
+
+    def preprocess(self, nb, resources):
+        if getattr(self.parent, "template_name", None) != "formgrade":
+            return nb, resources
+        return super().preprocess(nb, resources)
