@@ -127,6 +127,7 @@ site: $(SITE_STAMP)
 bench: $(DEV_STAMP)
 	$(PY) benchmarks/encoder_throughput.py
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) benchmarks/autograde_speed.py
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) benchmarks/grader_start_and_exit.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis screenshots .a11y

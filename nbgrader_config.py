@@ -6,6 +6,7 @@ JupyterLab from here with --notebook-dir=notebooks) finds this file for the nbgr
 """
 
 import os
+import sys
 
 c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 
@@ -21,10 +22,15 @@ c.Execute.timeout = 60
 c.Execute.interrupt_on_timeout = True
 
 # `nbgrader validate` prints each failing part's message whole, wrapped at its 90 columns (nbgrader
-# would cut it there, diagnosis and all): see course_lib/grading/validation.py.
-from course_lib.grading.validation import wrap_long_lines  # noqa: E402
+# would cut it there, diagnosis and all): see course_lib/grading/validation.py. It replaces a private
+# method of nbgrader's; with an nbgrader that has none, it says so on stderr and the rest of this file
+# still applies (an exception here would make traitlets ignore the whole file).
+from course_lib.grading.validation import NbgraderChanged, wrap_long_lines  # noqa: E402
 
-wrap_long_lines()
+try:
+    wrap_long_lines()
+except NbgraderChanged as e:
+    print(f"nbgrader_config.py: {e}", file=sys.stderr)
 
 # Deleted test cells come back (from the gradebook) and are graded, rather than silently missing.
 c.OverwriteCells.add_missing_cells = True

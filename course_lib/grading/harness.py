@@ -224,8 +224,9 @@ class Adam:
     """Adam (Kingma & Ba, 2015) with torch.optim.Adam's defaults, written out: the same operations in
     the same order as its single-tensor step, so the same numbers. The sandbox trains with this one
     because making a torch.optim optimizer imports torch._dynamo, about 1 s in every fresh process.
-    Each operation runs on all the parameters at once (``torch._foreach_*``: on the CPU, the same
-    kernel per tensor, without a Python loop over the parameters)."""
+    Public tensor operations only, one parameter at a time, in ``_single_tensor_adam``'s order
+    (torch/optim/adam.py): tests/grading/test_harness.py checks the numbers bit for bit against
+    ``torch.optim.Adam(foreach=False)``."""
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8):
         self.params = [p for p in params if p.requires_grad]
@@ -248,16 +249,11 @@ class Adam:
         beta1, beta2 = self.betas
         step_size = self.lr / (1 - beta1 ** self.steps)
         correction2_sqrt = (1 - beta2 ** self.steps) ** 0.5
-        live = [i for i, p in enumerate(self.params) if p.grad is not None]
-        if not live:
-            return
-        params = [self.params[i] for i in live]
-        grads = [p.grad for p in params]
-        m, v = [self.exp_avg[i] for i in live], [self.exp_avg_sq[i] for i in live]
-        torch._foreach_lerp_(m, grads, 1 - beta1)                        # m = b1 m + (1 - b1) g
-        torch._foreach_mul_(v, beta2)                                    # v = b2 v + (1 - b2) g^2
-        torch._foreach_addcmul_(v, grads, grads, value=1 - beta2)
-        denom = torch._foreach_sqrt(v)                                   # sqrt(v / (1 - b2^t)) + eps
-        torch._foreach_div_(denom, correction2_sqrt)
-        torch._foreach_add_(denom, self.eps)
-        torch._foreach_addcdiv_(params, m, denom, value=-step_size)
+        for p, m, v in zip(self.params, self.exp_avg, self.exp_avg_sq):
+            g = p.grad
+            if g is None:
+                continue
+            m.lerp_(g, 1 - beta1)                                        # m = b1 m + (1 - b1) g
+            v.mul_(beta2).addcmul_(g, g, value=1 - beta2)                # v = b2 v + (1 - b2) g^2
+            denom = v.sqrt().div_(correction2_sqrt).add_(self.eps)      # sqrt(v / (1 - b2^t)) + eps
+            p.addcdiv_(m, denom, value=-step_size)

@@ -1,5 +1,8 @@
 """`nbgrader validate` on the command line prints a failing part's message whole (wrapped at 90
-columns, where nbgrader would cut it): course_lib/grading/validation.py, from nbgrader_config.py."""
+columns, where nbgrader would cut it): course_lib/grading/validation.py, from nbgrader_config.py.
+
+It replaces a private method of nbgrader's (validation.PRIVATE): the tests check that the installed
+nbgrader still has it, still cuts with it, and that an nbgrader without it is refused loudly."""
 
 import os
 import shutil
@@ -10,7 +13,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_lib.grading.validation import wrapped
+from course_lib.grading import validation
+from course_lib.grading.validation import NbgraderChanged, wrapped
 
 REPO = Path(__file__).resolve().parents[2]
 MESSAGE = ("Part 3: a hidden case of the family 'cross-attention with padding': the heads are split the wrong way: "
@@ -25,6 +29,60 @@ def test_a_long_line_wraps_whole_and_a_short_one_is_as_before():
     assert all(len(line) <= 90 for line in lines) and len(lines) >= 4
     assert lines[1].startswith("    Part 3:") and all(line.startswith("        ") for line in lines[2:])
     assert " ".join(line.strip() for line in lines[1:]) == MESSAGE
+
+
+def test_the_installed_nbgrader_has_the_private_method_and_still_cuts_with_it():
+    """In a fresh process: nbgrader's own ``Validator._indent(self, val)`` is there and cuts the message
+    of a failed cell in the report (if it stopped cutting, the replacement could go); replaced, the
+    same report holds the message whole."""
+    code = f"""
+import inspect, io
+from nbgrader.validator import Validator
+from course_lib.grading.validation import wrap_long_lines
+print(list(inspect.signature(Validator._indent).parameters), Validator._indent.__module__)
+def report():
+    v = Validator()
+    v.stream = io.StringIO()
+    v._print_error("check_multi_head_attention(MultiHeadAttention)", {MESSAGE!r})
+    return v.stream.getvalue().split("The error was:")[1]
+print(repr(report()))
+wrap_long_lines()
+print(repr(report()))
+"""
+    env = dict(os.environ, PYTHONPATH=f"{REPO}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    signature, cut, whole = proc.stdout.splitlines()
+    assert signature == "['self', 'val'] nbgrader.validator"
+    cut, whole = eval(cut), eval(whole)
+    assert "..." in cut and MESSAGE not in " ".join(line.strip() for line in cut.splitlines())
+    assert " ".join(line.strip() for line in whole.splitlines() if line.strip()) == MESSAGE
+
+
+@pytest.mark.parametrize("change", ["gone", "new signature"])
+def test_an_nbgrader_without_the_private_method_is_refused(monkeypatch, change):
+    from nbgrader.validator import Validator
+
+    if change == "gone":
+        monkeypatch.delattr(Validator, "_indent")
+    else:
+        monkeypatch.setattr(Validator, "_indent", lambda self, val, width: val)
+    with pytest.raises(NbgraderChanged, match=r"expected nbgrader\.validator\.Validator\._indent\(self, val\)"):
+        validation.wrap_long_lines()
+    assert getattr(Validator, "_indent", None) is not validation._indent
+
+
+def test_the_course_config_still_applies_when_nbgrader_changed(monkeypatch, capsys):
+    """traitlets ignores a config file that raises: nbgrader_config.py reports the change on stderr and
+    goes on, so the course directory, the timeouts and the feedback settings still hold."""
+    from nbgrader.validator import Validator
+    from traitlets.config.loader import PyFileConfigLoader
+
+    monkeypatch.delattr(Validator, "_indent")
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(REPO)).load_config()
+    assert config.CourseDirectory.course_id == "transformer-encoder-hands-on"
+    assert config.OverwriteCells.add_missing_cells is True
+    assert "nbgrader_config.py: nbgrader " in capsys.readouterr().err
 
 
 @pytest.mark.slow
