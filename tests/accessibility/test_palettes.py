@@ -9,17 +9,15 @@ the colormaps' lightness must be monotone (sequential) or monotone on each side 
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import matplotlib
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cvd import ciede2000, lab, min_difference, simulate  # noqa: E402
+from cvd import ciede2000, lab, min_difference, simulate
 
-from course_lib.plots import style  # noqa: E402
+from course_lib.plots import style
 
 VISIONS = ("normal", "protanopia", "deuteranopia")
 MIN_DE = 10.0          # CIEDE2000: two category colours this far apart are told apart at a glance

@@ -18,13 +18,12 @@ import pytest
 from course_grader import report
 from course_grader.report import Student, Verdict, hints_of, safe_cell, verdict_of
 
+from exercise_corpus import honest, styles
+from exercise_corpus.submissions import MISTAKES, apply
+
 from course_lib.grading.parts import PARTS
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from exercise_corpus import honest, styles
-from exercise_corpus.submissions import MISTAKES, apply
 
 ASSIGNMENT, NOTEBOOK = "07_exercise", "encoder_from_scratch"
 BIN = Path(sys.executable).parent
@@ -144,7 +143,6 @@ def _with_cells(nb, donor, only=None):
 def chromium_module():
     """tests/browser/chromium.py as every browser test imports it (``import chromium``): one module, so
     one Playwright driver for the whole test process (a second one is refused)."""
-    sys.path.insert(0, str(REPO / "tests" / "browser"))
     import chromium
     return chromium
 
@@ -282,7 +280,6 @@ def test_the_page_in_chromium(graded, tmp_path):
 def test_the_report_is_accessible(graded, tmp_path):
     """axe-core over the report, light and dark, desktop and phone: no WCAG 2.1 A or AA violation."""
     persistent_context = chromium_module().persistent_context
-    sys.path.insert(0, str(REPO / "tests" / "site"))
     from test_accessibility import axe_html_file
     _, out, _ = graded
     views = (("light", 1280), ("dark", 1280), ("light", 390))

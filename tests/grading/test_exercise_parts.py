@@ -37,10 +37,9 @@ from course_lib.grading.reference import reference_outputs
 from course_lib.grading.parts import CONTRACT_PARTS, NAMES, NUMBERS, PARTS
 from course_grader.points import points, set_points, text_points, written
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from exercise_corpus.submissions import CHEATS, FAULTS, HONEST  # noqa: E402
-from exercise_corpus.submissions import MISTAKES as CORPUS_MISTAKES  # noqa: E402
-from exercise_corpus.submissions import apply, define, solved  # noqa: E402
+from exercise_corpus.submissions import CHEATS, FAULTS, HONEST
+from exercise_corpus.submissions import MISTAKES as CORPUS_MISTAKES
+from exercise_corpus.submissions import apply, define, solved
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCE = REPO / "notebooks" / "07_exercise" / "encoder_from_scratch.ipynb"

@@ -19,9 +19,8 @@ import pytest
 
 from course_grader.points import points
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from exercise_corpus.honest import BODIES, notebook  # noqa: E402
-from exercise_corpus.submissions import CORPUS, PARTS, apply, solved  # noqa: E402
+from exercise_corpus.honest import BODIES, notebook
+from exercise_corpus.submissions import CORPUS, PARTS, apply, solved
 
 REPO = Path(__file__).resolve().parents[2]
 ASSIGNMENT, NOTEBOOK = "07_exercise", "encoder_from_scratch"

@@ -4,7 +4,6 @@ each part in its list of scores, wraps a long message and spaces the cells of it
 import base64
 import os
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -116,7 +115,6 @@ def test_the_page_still_loads_nothing_from_the_network(page):
 def test_the_page_fits_1200_pixels_in_chromium(page, tmp_path):
     """In a real browser at 1200 px: nothing sticks out to the right, the failing message wraps onto
     several lines inside the page, and the table's header cells stand apart."""
-    sys.path.insert(0, str(REPO / "tests" / "browser"))
     import chromium
 
     if (why := chromium.missing()):

@@ -21,7 +21,6 @@ from course_grader.similarity import (
     summary,
 )
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from exercise_corpus import honest, styles
 from exercise_corpus.honest import notebook
 from exercise_corpus.styles import DISGUISES, two_edits, with_helpers

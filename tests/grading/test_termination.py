@@ -12,12 +12,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from attack_kit import REPO, descendants, released_course
+from attack_kit import descendants, released_course
 
 from course_grader import cgroups
-
-sys.path.insert(0, str(REPO / "tests"))
-from exercise_corpus.submissions import apply  # noqa: E402
+from exercise_corpus.submissions import apply
 
 ASSIGNMENT, NOTEBOOK = "07_exercise", "encoder_from_scratch"
 BIN = Path(sys.executable).parent

@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import json
 import re
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sitekit import ROOT, pages, site_build  # noqa: E402
+from sitekit import ROOT, pages, site_build
 
 SCREENSHOTS = ROOT / "screenshots"
 SOURCE = ROOT / "notebooks" / "07_exercise" / "encoder_from_scratch.ipynb"
