@@ -20,8 +20,15 @@ import torch
 from torch import nn
 
 from .attention import MultiHeadAttention
-from .errors import (check_choice, check_dropout, check_features, check_int, check_length, check_positive_int,
-                     check_token_ids)
+from .errors import (
+    check_choice,
+    check_dropout,
+    check_features,
+    check_int,
+    check_length,
+    check_positive_int,
+    check_token_ids,
+)
 from .feed_forward import PositionwiseFeedForward
 from .positional import sinusoidal_positional_encoding
 

@@ -20,8 +20,18 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .errors import (CourseValueError, broadcast_shape, check_choice, check_float, check_floating, check_int, check_length,
-                     check_positive_int, check_tensor, describe)
+from .errors import (
+    CourseValueError,
+    broadcast_shape,
+    check_choice,
+    check_float,
+    check_floating,
+    check_int,
+    check_length,
+    check_positive_int,
+    check_tensor,
+    describe,
+)
 
 _LAYOUTS = ("interleaved", "half")
 

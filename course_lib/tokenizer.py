@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import torch
 
@@ -87,7 +87,7 @@ class Vocab:
         self.stoi: dict[str, int] = {tok: i for i, tok in enumerate(self.itos)}
 
     @classmethod
-    def build(cls, texts: Iterable[str], min_freq: int = 1, max_size: int | None = None) -> "Vocab":
+    def build(cls, texts: Iterable[str], min_freq: int = 1, max_size: int | None = None) -> Vocab:
         """Count the tokens of ``texts`` and keep the frequent ones.
 
         Order (deterministic): the specials, then by frequency, most frequent first, ties in
@@ -143,7 +143,7 @@ class WordTokenizer:
         self.vocab = vocab
 
     @classmethod
-    def from_texts(cls, texts: Iterable[str], min_freq: int = 1, max_size: int | None = None) -> "WordTokenizer":
+    def from_texts(cls, texts: Iterable[str], min_freq: int = 1, max_size: int | None = None) -> WordTokenizer:
         """A tokenizer whose vocabulary is ``Vocab.build(texts, min_freq, max_size)``."""
         return cls(Vocab.build(texts, min_freq=min_freq, max_size=max_size))
 

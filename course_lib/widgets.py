@@ -55,7 +55,7 @@ from __future__ import annotations
 import base64
 import io
 import uuid
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
@@ -205,7 +205,7 @@ class InteractiveFigure:
         metadata = {"image/png": {"alt": self.alt}} if self.alt and "image/png" in bundle else None
         self.handle.display(bundle, raw=True, metadata=metadata)
 
-    def show(self) -> "InteractiveFigure":
+    def show(self) -> InteractiveFigure:
         """Display the controls and the figure (same as ending a cell with the object)."""
         display(self)
         return self

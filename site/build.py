@@ -74,10 +74,12 @@ def nbgitpuller_link(hub: str, repo: str, path: str, branch: str = "main") -> st
 def open_cell(path: str) -> dict:
     """The markdown cell a page starts with: how to open this notebook in JupyterLab."""
     hub, repo = os.environ.get("COURSE_HUB_URL"), os.environ.get("COURSE_REPO_URL")
-    text = f'<div class="course-open">Open in JupyterLab: <code>make lab</code> in the repository, then <code>{path}</code>'
+    text = (f'<div class="course-open">Open in JupyterLab: <code>make lab</code> in the repository, '
+            f'then <code>{path}</code>')
     if hub and repo:
         text += f' &middot; <a href="{nbgitpuller_link(hub, repo, path)}">on the class JupyterHub</a>'
-    text += f' &middot; <a href="{"../" * path.count("/")}open.html">how</a></div>'      # the page sits where the notebook does
+    up = "../" * path.count("/")                        # the page sits where the notebook does
+    text += f' &middot; <a href="{up}open.html">how</a></div>'
     return {"cell_type": "markdown", "metadata": {}, "source": text, "id": "course-open"}
 
 
@@ -130,7 +132,10 @@ def index_page(stage: Path) -> str:
         (lecture_docs if int(number) < 7 else later_docs).append(doc)
     docs = sorted((stage / "docs").glob("*.md"), key=lambda p: (DOC_ORDER.index(p.stem) if p.stem in DOC_ORDER
                                                                  else len(DOC_ORDER), p.stem))
-    toc = lambda caption, items: "\n".join(["```{toctree}", f":caption: {caption}", ":maxdepth: 1", "", *items, "```", ""])
+
+    def toc(caption, items):
+        return "\n".join(["```{toctree}", f":caption: {caption}", ":maxdepth: 1", "", *items, "```", ""])
+
     return "\n".join([
         "# The Transformer encoder, hands-on", "",
         "A course in Jupyter notebooks, from sequence-to-sequence models to an encoder you write yourself "
@@ -234,7 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     src = stage(out)
     if out.exists():
         shutil.rmtree(out)
-    env = dict(os.environ, MPLBACKEND="Agg", HF_HUB_OFFLINE="1", PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    env = dict(os.environ, MPLBACKEND="Agg", HF_HUB_OFFLINE="1",
+               PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-j", "auto", "-c", str(SITE),
            "-d", str(out.parent / "site-doctrees"), str(src), str(out)]
     return subprocess.run(cmd, env=env).returncode

@@ -11,7 +11,8 @@ own layer stack; what BERT (and so all-MiniLM-L6-v2) changes is the options and 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F

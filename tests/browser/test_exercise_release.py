@@ -15,10 +15,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import lab_page
-import lab_server
 import pytest
 
+import lab_page
+import lab_server
 from course_lib.grading.parts import PARTS as GRADED_PARTS
 
 pytestmark = pytest.mark.browser

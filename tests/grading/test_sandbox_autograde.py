@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+
 from attack_kit import REPO
 from exercise_corpus.submissions import apply, solved
 

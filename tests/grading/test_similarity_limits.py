@@ -58,6 +58,7 @@ def test_comparing_a_class_is_about_linear():
     """Four times the students take about four times as long, not sixteen: other students are found
     through an index of fingerprints, and at most CANDIDATES of them are compared exactly."""
     import nbformat
+
     from exercise_corpus import honest, styles
     honest.BODIES.update(styles.BODIES)
     source = nbformat.read(Path(__file__).resolve().parents[2] / "notebooks" / "07_exercise" /

@@ -9,7 +9,6 @@ import pytest
 import hub_class
 
 
-
 def pytest_configure(config):
     config.addinivalue_line("markers", "hub: a class on a real JupyterHub (root, Chromium, configurable-http-proxy)")
 

@@ -151,7 +151,7 @@ class DemoClass:
         return f"{self.url}/services/{COURSE_ID}"
 
     # ---- set-up ------------------------------------------------------------------------------
-    def start(self) -> "DemoClass":
+    def start(self) -> DemoClass:
         why = missing()
         if why:
             raise RuntimeError(why)

@@ -376,7 +376,10 @@ FOCUSABLE = """() => [...document.querySelectorAll(
     'a[href], button, input, select, textarea, summary, [tabindex]:not([tabindex="-1"])')]
   .filter(e => !e.disabled && e.checkVisibility({visibilityProperty: true}) && e.getClientRects().length
                && !e.closest('[inert], dialog:not([open])'))
-  .map(e => { if (!e.dataset.a11yId) e.dataset.a11yId = Math.random().toString(36).slice(2); return e.dataset.a11yId; })"""
+  .map(e => {
+    if (!e.dataset.a11yId) e.dataset.a11yId = Math.random().toString(36).slice(2);
+    return e.dataset.a11yId;
+  })"""
 
 FOCUS_STATE = """() => {
   const e = document.activeElement;

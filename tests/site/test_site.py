@@ -35,10 +35,10 @@ def test_a_page_per_notebook(site):
 def test_practice_is_marked_and_its_solutions_are_behind_a_click(site):
     for nb_path in site_build.lectures():
         nb = json.loads(nb_path.read_text())
-        tagged = lambda tag: sum(tag in c.get("metadata", {}).get("tags", []) for c in nb["cells"])  # noqa: E731
+        exercises = sum("exercise" in c.get("metadata", {}).get("tags", []) for c in nb["cells"])
         html = (site / nb_path.relative_to(ROOT).with_suffix(".html")).read_text()
         name = nb_path.name
-        assert html.count("tag_exercise") == tagged("exercise"), f"{name}: practice cells not marked"
+        assert html.count("tag_exercise") == exercises, f"{name}: practice cells not marked"
         sources = ["".join(c["source"]) for c in nb["cells"] if "solution" in c.get("metadata", {}).get("tags", [])]
         folded = [src for src in sources if re.match(r"\s*<details>\s*<summary>", src)]
         assert len(folded) == len(sources), f"{name}: {len(sources) - len(folded)} solutions not in a closed <details>"
