@@ -1,9 +1,8 @@
 """The exercise's checks (kept here because released notebooks import ``course_lib.checks``).
 
-Everything lives in :mod:`course_lib.grading`: the parts (:mod:`~course_lib.grading.parts`), the
-cases (:mod:`~course_lib.grading.cases`), running a part (:mod:`~course_lib.grading.harness`),
-judging it against the reference (:mod:`~course_lib.grading.judging`) and the notebook-facing
-``check_*`` functions (:mod:`~course_lib.grading.checks`).
+Everything lives in ``course_lib.grading``: the parts (``parts.py``), the cases (``cases.py``),
+running a part (``harness.py``), judging it against the reference (``judging.py``) and the
+notebook-facing ``check_*`` functions (``checks.py``).
 """
 
 from .grading.cases import hidden_seeds, make_cases

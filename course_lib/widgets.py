@@ -44,7 +44,7 @@ The first figure (the one stored in the notebook, and the only one a reader with
 sees) is chosen by ``fallback=``:
 
 - ``"full"`` (default): drawn like every later one;
-- ``"compact"``: drawn at 60 % of the size (:data:`COMPACT_SCALE`), so that it does not dominate
+- ``"compact"``: drawn at 60 % of the size (``COMPACT_SCALE``), so that it does not dominate
   the page when the cell above already shows a similar figure; later redraws are full size;
 - ``"none"``: no image until a control moves, only the line ``[... figure: move a control to
   draw it]``; use it when the cell just above shows exactly the figure the initial values would draw.

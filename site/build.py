@@ -7,7 +7,8 @@
    version: no solution, no hidden test, no hidden seed), res/, docs/, and three generated pages: the
    home page (the course map, from the README's table of notebooks), the API reference and how to
    open a notebook in JupyterLab.
-2. Run Sphinx (site/conf.py: MyST-NB, the book theme, MathML maths, Sphinx's own search).
+2. Run Sphinx (site/conf.py: MyST-NB, the book theme, MathML maths, Sphinx's own search). Every
+   warning fails the build, a reference that resolves to nothing included (conf.py is nitpicky).
 
 Each lecture page says how to open it in JupyterLab. With COURSE_REPO_URL and COURSE_HUB_URL set at
 build time (the course's git repository and the class's JupyterHub), it also gets an nbgitpuller link.
@@ -231,6 +232,17 @@ def stage(out: Path) -> Path:
     return stage_dir
 
 
+def sphinx(src: Path, out: Path, **run) -> subprocess.CompletedProcess:
+    """Sphinx's HTML build of ``src`` into ``out`` with site/conf.py. A warning is an error (``-W``),
+    and conf.py is nitpicky, so a reference to nothing fails the build; ``--keep-going`` reports every
+    warning first. ``run``: passed to ``subprocess.run``."""
+    env = dict(os.environ, MPLBACKEND="Agg", HF_HUB_OFFLINE="1",
+               PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-W", "--keep-going", "-j", "auto",
+           "-c", str(SITE), "-d", str(out.parent / "site-doctrees"), str(src), str(out)]
+    return subprocess.run(cmd, env=env, **run)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "build" / "site"))
@@ -239,11 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     src = stage(out)
     if out.exists():
         shutil.rmtree(out)
-    env = dict(os.environ, MPLBACKEND="Agg", HF_HUB_OFFLINE="1",
-               PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
-    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-j", "auto", "-c", str(SITE),
-           "-d", str(out.parent / "site-doctrees"), str(src), str(out)]
-    return subprocess.run(cmd, env=env).returncode
+    return sphinx(src, out).returncode
 
 
 if __name__ == "__main__":

@@ -49,7 +49,7 @@ _MISSING = object()
 
 class PartFailed(AssertionError):
     """A part's check failed; shown by IPython as one line (``_render_traceback_``). ``mistake`` is the
-    stable id of what failed (:data:`mistakes.IDS`), ``section`` the lecture section that teaches it."""
+    stable id of what failed (``mistakes.IDS``), ``section`` the lecture section that teaches it."""
 
     def __init__(self, part: str, message: str, mistake: str = "values_differ", section: str | None = None):
         self.part, self.mistake, self.section = part, mistake, section

@@ -77,7 +77,7 @@ _SHAPES = {"multi_head_attention": " = (B, num_heads, T_q, T_k): the heads are t
 class Verdict:
     """What the judge says about a part on a case that failed (see course_lib.grading's docstring).
 
-    ``mistake`` is a stable id (:data:`mistakes.IDS`): what the class report counts, never reworded.
+    ``mistake`` is a stable id (``mistakes.IDS``): what the class report counts, never reworded.
     ``message`` is rung 1 of the hint ladder, for the student: the case's label, then what looks wrong
     and where to look. ``section`` is the lecture section that teaches it (rung 2), or None."""
 
@@ -303,11 +303,11 @@ def hide_inputs(text: str) -> str:
 
 
 def judge(case: Case, outputs: dict | None, error: str | None = None, want: dict | None = None) -> Verdict | None:
-    """None when ``outputs`` (from :func:`harness.run_case`) are right, else the :class:`Verdict`.
+    """None when ``outputs`` (from :func:`.run_case`) are right, else the :class:`Verdict`.
 
     ``error``: what the harness reported instead of outputs (``"raised <Type>: <text>"``, or a contract
     message). ``want``: ``expected(case)`` if the caller keeps it (it does not depend on the submission).
-    On a hidden case every message is one fixed text per kind of failure (:data:`HIDDEN_MESSAGES`): no
+    On a hidden case every message is one fixed text per kind of failure (``HIDDEN_MESSAGES``): no
     number, no exception name, nothing the part's outputs choose but the kind."""
     if error is not None:
         if error.startswith("raised NotImplementedError"):

@@ -32,6 +32,29 @@ def test_a_page_per_notebook(site):
     assert "course_lib.attention.MultiHeadAttention" in (site / "api.html").read_text(), "no API reference"
 
 
+PAGE = """# References
+
+```{py:function} course_lib.masks.causal_mask(seq_len)
+
+Documented on this page.
+```
+
+See {py:func}`course_lib.masks.%s`.
+"""
+
+
+@pytest.mark.parametrize("target,builds", [("causal_mask", True), ("no_such_mask", False)])
+def test_a_reference_to_nothing_fails_the_build(tmp_path, target, builds):
+    """site/build.py's Sphinx run with site/conf.py, on one page: a reference that resolves builds, one
+    that resolves to nothing fails the build (nitpicky, and a warning is an error) and is named."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "index.md").write_text(PAGE % target)
+    proc = site_build.sphinx(tmp_path / "src", tmp_path / "out" / "site", capture_output=True, text=True, timeout=300)
+    output = proc.stdout + proc.stderr
+    assert (proc.returncode == 0) == builds, output
+    assert ("reference target not found: course_lib.masks.no_such_mask" in output) == (not builds), output
+
+
 def test_practice_is_marked_and_its_solutions_are_behind_a_click(site):
     for nb_path in site_build.lectures():
         nb = json.loads(nb_path.read_text())
