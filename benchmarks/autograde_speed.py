@@ -76,8 +76,9 @@ def sandboxed(base: Path, tmp: Path, n: int, jobs: int) -> float:
                         "--allow-public-seeds"],
                        course)
     phase = [line for line in log.splitlines() if "took" in line and "Sandboxed" in line]
-    print(f"sandboxed grader (--jobs {jobs}), {n:3d} submissions: {seconds:5.1f} s = {seconds / n:.2f} s per submission "
-          f"(CPU {run.cpu / n:.2f} s per submission)" + (f"   [{phase[0].split('] ')[-1]}]" if phase else ""))
+    print(f"sandboxed grader (--jobs {jobs}), {n:3d} submissions: {seconds:5.1f} s = {seconds / n:.2f} s per "
+          f"submission (CPU {run.cpu / n:.2f} s per submission)"
+          + (f"   [{phase[0].split('] ')[-1]}]" if phase else ""))
     return seconds
 
 

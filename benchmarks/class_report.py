@@ -32,12 +32,12 @@ ASSIGNMENT, NOTEBOOK = "07_exercise", "encoder_from_scratch"
 
 def build(root: Path, n: int) -> None:
     import nbformat
-    from attack_kit import released_course
-    from exercise_corpus import honest, styles
-    from exercise_corpus.submissions import MISTAKES, apply
     from nbgrader.api import Gradebook
 
+    from attack_kit import released_course
     from course_lib.grading.parts import PARTS, part_of_test
+    from exercise_corpus import honest, styles
+    from exercise_corpus.submissions import MISTAKES, apply
 
     good = released_course(root)
     release = nbformat.read(root / "release" / ASSIGNMENT / f"{NOTEBOOK}.ipynb", as_version=4)

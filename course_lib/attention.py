@@ -27,8 +27,17 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .errors import (CourseValueError, broadcast_shape, check_attn_mask, check_dropout, check_features,
-                     check_key_padding_mask, check_positive_int, check_tensor, describe)
+from .errors import (
+    CourseValueError,
+    broadcast_shape,
+    check_attn_mask,
+    check_dropout,
+    check_features,
+    check_key_padding_mask,
+    check_positive_int,
+    check_tensor,
+    describe,
+)
 from .masks import key_padding_to_attn_mask
 
 

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import importlib.util
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 import torch
 
@@ -73,7 +73,7 @@ class Articles:
     def __len__(self) -> int:
         return len(self.headline)
 
-    def subset(self, index: Sequence[int]) -> "Articles":
+    def subset(self, index: Sequence[int]) -> Articles:
         """The articles at ``index``, in that order."""
         return Articles([self.headline[i] for i in index], [self.topic[i] for i in index],
                         [self.file[i] for i in index])

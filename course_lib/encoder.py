@@ -20,8 +20,15 @@ import torch
 from torch import nn
 
 from .attention import MultiHeadAttention
-from .errors import (check_choice, check_dropout, check_features, check_int, check_length, check_positive_int,
-                     check_token_ids)
+from .errors import (
+    check_choice,
+    check_dropout,
+    check_features,
+    check_int,
+    check_length,
+    check_positive_int,
+    check_token_ids,
+)
 from .feed_forward import PositionwiseFeedForward
 from .positional import sinusoidal_positional_encoding
 
@@ -86,7 +93,7 @@ class Encoder(nn.Module):
     ``final_norm`` (a LayerNorm for pre-LN, whose last residual stream is otherwise unnormalized;
     ``nn.Identity`` for post-LN).
 
-    The embedding starts as ``N(0, 1/d_model)`` (:func:`init_embedding`), not ``nn.Embedding``'s
+    The embedding starts as ``N(0, 1/d_model)`` (:func:`.init_embedding`), not ``nn.Embedding``'s
     ``N(0, 1)``: the paper (section 3.4) multiplies the embedding by ``sqrt(d_model)`` and shares
     its matrix with the pre-softmax linear layer (weight tying, Press & Wolf 2017), a matrix with an
     output layer's small scale, about ``1/sqrt(d_model)``. Times ``sqrt(d_model)``, a token vector

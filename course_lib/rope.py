@@ -20,8 +20,18 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .errors import (CourseValueError, broadcast_shape, check_choice, check_float, check_floating, check_int, check_length,
-                     check_positive_int, check_tensor, describe)
+from .errors import (
+    CourseValueError,
+    broadcast_shape,
+    check_choice,
+    check_float,
+    check_floating,
+    check_int,
+    check_length,
+    check_positive_int,
+    check_tensor,
+    describe,
+)
 
 _LAYOUTS = ("interleaved", "half")
 
@@ -59,7 +69,7 @@ def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: 
     """Rotate the feature pairs of ``x`` by the angles whose ``cos``/``sin`` are given.
 
     ``x * cos + rotate_pairs(x) * sin``, where ``rotate_pairs`` maps each pair ``(a, b)`` to
-    ``(-b, a)``; ``cos``/``sin`` come from :func:`rotary_tables` (rows for the positions of ``x``).
+    ``(-b, a)``; ``cos``/``sin`` come from :func:`.rotary_tables` (rows for the positions of ``x``).
 
     Shape:
         x: ``(..., T, d_head)``, e.g. ``(B, H, T, d_head)``; cos, sin: broadcastable to it,

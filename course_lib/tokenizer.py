@@ -4,7 +4,7 @@ Real models use sub-word tokenizers (WordPiece, BPE); this one is deliberately s
 lecture can show every step: lowercase, split into words and punctuation, look each token up
 in a vocabulary, pad a batch to a rectangle and say where the padding is.
 
-Tokenization rules (:func:`tokenize`):
+Tokenization rules (:func:`.tokenize`):
 
 * the text is lowercased and the typographic apostrophe ``’`` becomes ``'``;
 * a *word* is a run of letters and digits; words joined by apostrophes stay **one token**,
@@ -15,8 +15,8 @@ Tokenization rules (:func:`tokenize`):
 * the special tokens ``"<pad>"`` and ``"<unk>"`` written in a text are kept whole, so that
   ``encode(decode(ids)) == ids`` for ids without padding.
 
-Specials: ``"<pad>"`` has id 0 and ``"<unk>"`` id 1 (:data:`PAD`, :data:`UNK`,
-:data:`PAD_ID`, :data:`UNK_ID`). The padding mask follows torch's convention, True = padding
+Specials: ``"<pad>"`` has id 0 and ``"<unk>"`` id 1 (:data:`.PAD`, :data:`.UNK`,
+:data:`.PAD_ID`, :data:`.UNK_ID`). The padding mask follows torch's convention, True = padding
 (``nn.MultiheadAttention``'s ``key_padding_mask``); Hugging Face's ``attention_mask`` is the
 opposite (1 = keep): convert with ``course_lib.key_padding_to_hf``.
 """
@@ -25,15 +25,19 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import torch
 
 from .errors import CourseValueError, check_int, check_str_list, check_type, describe
 
+#: the padding token, id 0 in every vocabulary
 PAD = "<pad>"
+#: the token of every word a vocabulary does not hold, id 1
 UNK = "<unk>"
+#: the id of :data:`PAD`
 PAD_ID = 0
+#: the id of :data:`UNK`
 UNK_ID = 1
 SPECIALS = (PAD, UNK)
 
@@ -69,10 +73,10 @@ def detokenize(tokens: Iterable[str]) -> str:
 class Vocab:
     """A fixed list of tokens and the id of each: ``"<pad>"`` is 0, ``"<unk>"`` is 1.
 
-    Build one from texts with :meth:`Vocab.build`, or give the tokens yourself:
+    Build one from texts with :meth:`.Vocab.build`, or give the tokens yourself:
     ``Vocab(["the", "cat"])`` has ids ``<pad>=0, <unk>=1, the=2, cat=3``.
 
-    Looking up a token that is not in the vocabulary gives :data:`UNK_ID`.
+    Looking up a token that is not in the vocabulary gives :data:`.UNK_ID`.
     """
 
     def __init__(self, tokens: Iterable[str]) -> None:
@@ -87,7 +91,7 @@ class Vocab:
         self.stoi: dict[str, int] = {tok: i for i, tok in enumerate(self.itos)}
 
     @classmethod
-    def build(cls, texts: Iterable[str], min_freq: int = 1, max_size: int | None = None) -> "Vocab":
+    def build(cls, texts: Iterable[str], min_freq: int = 1, max_size: int | None = None) -> Vocab:
         """Count the tokens of ``texts`` and keep the frequent ones.
 
         Order (deterministic): the specials, then by frequency, most frequent first, ties in
@@ -110,7 +114,7 @@ class Vocab:
         return token in self.stoi
 
     def __getitem__(self, token: str) -> int:
-        """The id of ``token``, :data:`UNK_ID` if it is unknown."""
+        """The id of ``token``, :data:`.UNK_ID` if it is unknown."""
         return self.stoi.get(token, UNK_ID)
 
     def lookup_token(self, index: int) -> str:
@@ -124,7 +128,7 @@ class Vocab:
 
 
 class WordTokenizer:
-    """Text -> token ids -> padded batch, with a :class:`Vocab`.
+    """Text -> token ids -> padded batch, with a :class:`.Vocab`.
 
     >>> tok = WordTokenizer.from_texts(["the cat sat.", "the dog ran!"])
     >>> tok.encode("The cat ran.")
@@ -132,7 +136,7 @@ class WordTokenizer:
     >>> tok.decode([2, 5, 7, 4])
     'the cat ran.'
 
-    Calling the tokenizer on a list of texts is :meth:`batch` (as with Hugging Face's).
+    Calling the tokenizer on a list of texts is :meth:`.WordTokenizer.batch` (as with Hugging Face's).
     """
 
     pad_id = PAD_ID
@@ -143,7 +147,7 @@ class WordTokenizer:
         self.vocab = vocab
 
     @classmethod
-    def from_texts(cls, texts: Iterable[str], min_freq: int = 1, max_size: int | None = None) -> "WordTokenizer":
+    def from_texts(cls, texts: Iterable[str], min_freq: int = 1, max_size: int | None = None) -> WordTokenizer:
         """A tokenizer whose vocabulary is ``Vocab.build(texts, min_freq, max_size)``."""
         return cls(Vocab.build(texts, min_freq=min_freq, max_size=max_size))
 
@@ -151,11 +155,11 @@ class WordTokenizer:
         return len(self.vocab)
 
     def tokenize(self, text: str) -> list[str]:
-        """See :func:`tokenize` (the vocabulary plays no part: unknown words stay as they are)."""
+        """See :func:`.tokenize` (the vocabulary plays no part: unknown words stay as they are)."""
         return tokenize(text)
 
     def encode(self, text: str) -> list[int]:
-        """Token ids of ``text``; words not in the vocabulary get :data:`UNK_ID`."""
+        """Token ids of ``text``; words not in the vocabulary get :data:`.UNK_ID`."""
         return [self.vocab[tok] for tok in tokenize(text)]
 
     def decode(self, ids, skip_pad: bool = True) -> str:
@@ -182,7 +186,7 @@ class WordTokenizer:
         ``pad_to`` when given (it must be at least that long: cut with ``max_len``).
 
         Returns a dict with
-            ``input_ids``: LongTensor ``(B, T)``, padding is :data:`PAD_ID`;
+            ``input_ids``: LongTensor ``(B, T)``, padding is :data:`.PAD_ID`;
             ``key_padding_mask``: BoolTensor ``(B, T)``, **True = padding** (torch's convention);
             ``lengths``: LongTensor ``(B,)``, the number of real tokens of each text;
             ``tokens``: ``B`` lists of ``T`` strings, the tokens the model sees (unknown words

@@ -17,7 +17,7 @@ train the encoder, with a linear head on top, to put them back.
 from __future__ import annotations
 
 import math
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -137,7 +137,8 @@ def without_residuals(encoder: nn.Module) -> nn.Module:
     """Cut both residual connections in every layer of course_lib's ``encoder`` (in place; returns it)."""
     for layer in encoder.layers:
         if type(layer) is not EncoderLayer:
-            raise CourseValueError(f"encoder: expected course_lib's EncoderLayer in every layer, got {type(layer).__name__}")
+            raise CourseValueError("encoder: expected course_lib's EncoderLayer in every layer, "
+                                   f"got {type(layer).__name__}")
         layer.__class__ = _NoResidualLayer
     return encoder
 

@@ -41,7 +41,8 @@ def show_source(obj, display: bool = True) -> str:
     if display:
         try:
             from IPython import get_ipython
-            from IPython.display import Code, display as ipy_display
+            from IPython.display import Code
+            from IPython.display import display as ipy_display
         except ImportError:                        # pragma: no cover - IPython ships with Jupyter
             return source
         if get_ipython() is not None:

@@ -44,7 +44,7 @@ The first figure (the one stored in the notebook, and the only one a reader with
 sees) is chosen by ``fallback=``:
 
 - ``"full"`` (default): drawn like every later one;
-- ``"compact"``: drawn at 60 % of the size (:data:`COMPACT_SCALE`), so that it does not dominate
+- ``"compact"``: drawn at 60 % of the size (``COMPACT_SCALE``), so that it does not dominate
   the page when the cell above already shows a similar figure; later redraws are full size;
 - ``"none"``: no image until a control moves, only the line ``[... figure: move a control to
   draw it]``; use it when the cell just above shows exactly the figure the initial values would draw.
@@ -55,7 +55,7 @@ from __future__ import annotations
 import base64
 import io
 import uuid
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
@@ -205,7 +205,7 @@ class InteractiveFigure:
         metadata = {"image/png": {"alt": self.alt}} if self.alt and "image/png" in bundle else None
         self.handle.display(bundle, raw=True, metadata=metadata)
 
-    def show(self) -> "InteractiveFigure":
+    def show(self) -> InteractiveFigure:
         """Display the controls and the figure (same as ending a cell with the object)."""
         display(self)
         return self

@@ -7,7 +7,8 @@
    version: no solution, no hidden test, no hidden seed), res/, docs/, and three generated pages: the
    home page (the course map, from the README's table of notebooks), the API reference and how to
    open a notebook in JupyterLab.
-2. Run Sphinx (site/conf.py: MyST-NB, the book theme, MathML maths, Sphinx's own search).
+2. Run Sphinx (site/conf.py: MyST-NB, the book theme, MathML maths, Sphinx's own search). Every
+   warning fails the build, a reference that resolves to nothing included (conf.py is nitpicky).
 
 Each lecture page says how to open it in JupyterLab. With COURSE_REPO_URL and COURSE_HUB_URL set at
 build time (the course's git repository and the class's JupyterHub), it also gets an nbgitpuller link.
@@ -74,10 +75,12 @@ def nbgitpuller_link(hub: str, repo: str, path: str, branch: str = "main") -> st
 def open_cell(path: str) -> dict:
     """The markdown cell a page starts with: how to open this notebook in JupyterLab."""
     hub, repo = os.environ.get("COURSE_HUB_URL"), os.environ.get("COURSE_REPO_URL")
-    text = f'<div class="course-open">Open in JupyterLab: <code>make lab</code> in the repository, then <code>{path}</code>'
+    text = (f'<div class="course-open">Open in JupyterLab: <code>make lab</code> in the repository, '
+            f'then <code>{path}</code>')
     if hub and repo:
         text += f' &middot; <a href="{nbgitpuller_link(hub, repo, path)}">on the class JupyterHub</a>'
-    text += f' &middot; <a href="{"../" * path.count("/")}open.html">how</a></div>'      # the page sits where the notebook does
+    up = "../" * path.count("/")                        # the page sits where the notebook does
+    text += f' &middot; <a href="{up}open.html">how</a></div>'
     return {"cell_type": "markdown", "metadata": {}, "source": text, "id": "course-open"}
 
 
@@ -130,7 +133,10 @@ def index_page(stage: Path) -> str:
         (lecture_docs if int(number) < 7 else later_docs).append(doc)
     docs = sorted((stage / "docs").glob("*.md"), key=lambda p: (DOC_ORDER.index(p.stem) if p.stem in DOC_ORDER
                                                                  else len(DOC_ORDER), p.stem))
-    toc = lambda caption, items: "\n".join(["```{toctree}", f":caption: {caption}", ":maxdepth: 1", "", *items, "```", ""])
+
+    def toc(caption, items):
+        return "\n".join(["```{toctree}", f":caption: {caption}", ":maxdepth: 1", "", *items, "```", ""])
+
     return "\n".join([
         "# The Transformer encoder, hands-on", "",
         "A course in Jupyter notebooks, from sequence-to-sequence models to an encoder you write yourself "
@@ -226,6 +232,17 @@ def stage(out: Path) -> Path:
     return stage_dir
 
 
+def sphinx(src: Path, out: Path, **run) -> subprocess.CompletedProcess:
+    """Sphinx's HTML build of ``src`` into ``out`` with site/conf.py. A warning is an error (``-W``),
+    and conf.py is nitpicky, so a reference to nothing fails the build; ``--keep-going`` reports every
+    warning first. ``run``: passed to ``subprocess.run``."""
+    env = dict(os.environ, MPLBACKEND="Agg", HF_HUB_OFFLINE="1",
+               PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-W", "--keep-going", "-j", "auto",
+           "-c", str(SITE), "-d", str(out.parent / "site-doctrees"), str(src), str(out)]
+    return subprocess.run(cmd, env=env, **run)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "build" / "site"))
@@ -234,10 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     src = stage(out)
     if out.exists():
         shutil.rmtree(out)
-    env = dict(os.environ, MPLBACKEND="Agg", HF_HUB_OFFLINE="1", PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
-    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-j", "auto", "-c", str(SITE),
-           "-d", str(out.parent / "site-doctrees"), str(src), str(out)]
-    return subprocess.run(cmd, env=env).returncode
+    return sphinx(src, out).returncode
 
 
 if __name__ == "__main__":

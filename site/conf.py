@@ -30,6 +30,14 @@ nb_merge_streams = True
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "html_image", "deflist"]
 myst_heading_anchors = 3
 suppress_warnings = ["myst.header", "mystnb.unknown_mime_type", "misc.highlighting_failure"]
+# Every cross-reference must resolve (site/build.py turns warnings into errors), except the types
+# of other projects: without intersphinx (its inventories would be downloaded) Sphinx cannot link
+# torch's, NumPy's, matplotlib's or the standard library's classes, which the signatures name.
+nitpicky = True
+nitpick_ignore_regex = [
+    ("py:class", r"(torch|nn|numpy|matplotlib)\..+"),
+    ("py:class", r"(collections\.abc|pathlib)\..+|Path"),
+]
 
 html_theme = "sphinx_book_theme"
 html_title = project
@@ -54,6 +62,7 @@ html_context = {"default_mode": "auto"}
 
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
+autodoc_inherit_docstrings = False            # a forward() without a docstring would show torch's nn.Module text
 autodoc_default_options = {"members": True, "show-inheritance": False}
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False

@@ -9,8 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from course_lib import (CourseTypeError, CourseValueError, MultiHeadAttention, padding_mask_from_lengths,
-                        scaled_dot_product_attention)
+from course_lib import (
+    CourseTypeError,
+    CourseValueError,
+    MultiHeadAttention,
+    padding_mask_from_lengths,
+    scaled_dot_product_attention,
+)
 from course_lib.interop import copy_attention_to_torch
 
 PROPERTY = settings(max_examples=25, deadline=None, derandomize=True)
@@ -96,7 +101,8 @@ def test_sdpa_dropout_keeps_weights_normalized():
 
 
 @pytest.mark.parametrize("args,error,match", [
-    ((torch.randn(2, 3, 4), torch.randn(2, 3, 5), torch.randn(2, 3, 4)), CourseValueError, r"^k: expected last dimension d_k=4"),
+    ((torch.randn(2, 3, 4), torch.randn(2, 3, 5), torch.randn(2, 3, 4)), CourseValueError,
+     r"^k: expected last dimension d_k=4"),
     ((torch.randn(2, 3, 4), torch.randn(2, 3, 4), torch.randn(2, 5, 4)), CourseValueError, r"^v: expected 3 positions"),
     ((torch.randn(4), torch.randn(2, 4), torch.randn(2, 4)), CourseValueError, r"^q: expected at least 2 dimensions"),
     (([[1.0]], torch.randn(1, 1), torch.randn(1, 1)), CourseTypeError, r"^q: expected a torch.Tensor, got list"),
@@ -107,7 +113,8 @@ def test_sdpa_errors(args, error, match):
 
 
 @pytest.mark.parametrize("mask,error,match", [
-    (torch.ones(3, 4, dtype=torch.bool), CourseValueError, r"^attn_mask: expected a bool mask broadcastable to \(2, 3, 3\)"),
+    (torch.ones(3, 4, dtype=torch.bool), CourseValueError,
+     r"^attn_mask: expected a bool mask broadcastable to \(2, 3, 3\)"),
     (torch.ones(2, 3, 3, 1, dtype=torch.bool), CourseValueError, r"^attn_mask: .*broadcastable"),
     (torch.ones(3, 3), CourseTypeError, r"^attn_mask: expected bool with True = may attend.*torch.float32"),
     (torch.ones(3, 3, dtype=torch.long), CourseTypeError, r"^attn_mask: expected bool.*torch.int64"),
@@ -290,10 +297,13 @@ def _x(*shape, dtype=torch.float32):
 
 
 @pytest.mark.parametrize("inputs,kwargs,error,match", [
-    ((_x(2, 5, 6), _x(2, 5, 8), _x(2, 5, 8)), {}, CourseValueError, r"^query: expected shape \(batch, seq, d_model=8\), got torch.float32 of shape \(2, 5, 6\)"),
+    ((_x(2, 5, 6), _x(2, 5, 8), _x(2, 5, 8)), {}, CourseValueError,
+     r"^query: expected shape \(batch, seq, d_model=8\), got torch.float32 of shape \(2, 5, 6\)"),
     ((_x(2, 5, 8), _x(2, 5, 7), _x(2, 5, 8)), {}, CourseValueError, r"^key: expected shape \(batch, seq, d_model=8\)"),
-    ((_x(2, 5, 8), _x(2, 5, 8), _x(2, 5, 9)), {}, CourseValueError, r"^value: expected shape \(batch, seq, d_model=8\)"),
-    ((_x(5, 8), _x(5, 8), _x(5, 8)), {}, CourseValueError, r"^query: expected shape \(batch, seq, d_model=8\), got .* \(5, 8\)"),
+    ((_x(2, 5, 8), _x(2, 5, 8), _x(2, 5, 9)), {}, CourseValueError,
+     r"^value: expected shape \(batch, seq, d_model=8\)"),
+    ((_x(5, 8), _x(5, 8), _x(5, 8)), {}, CourseValueError,
+     r"^query: expected shape \(batch, seq, d_model=8\), got .* \(5, 8\)"),
     ((torch.ones(2, 5, 8, dtype=torch.long),) * 3, {}, CourseTypeError, r"^query: expected a floating-point tensor"),
     ((_x(2, 5, 8), _x(3, 5, 8), _x(3, 5, 8)), {}, CourseValueError, r"^key/value: expected batch size 2 \(as query\)"),
     ((_x(2, 5, 8), _x(2, 5, 8), _x(3, 5, 8)), {}, CourseValueError, r"^key/value: expected batch size 2"),
@@ -304,12 +314,14 @@ def _x(*shape, dtype=torch.float32):
      r"^key_padding_mask: expected bool of shape \(2, 5\)"),
     ((_x(2, 5, 8),) * 3, dict(key_padding_mask=torch.ones(2, 5, dtype=torch.long)), CourseTypeError,
      r"^key_padding_mask: expected bool of shape \(2, 5\) with True = padding, got torch.int64.*ambiguous"),
-    ((_x(2, 5, 8),) * 3, dict(key_padding_mask=[[0] * 5] * 2), CourseTypeError, r"^key_padding_mask: expected a torch.Tensor"),
+    ((_x(2, 5, 8),) * 3, dict(key_padding_mask=[[0] * 5] * 2), CourseTypeError,
+     r"^key_padding_mask: expected a torch.Tensor"),
     ((_x(2, 5, 8),) * 3, dict(allow_mask=torch.ones(4, 5, dtype=torch.bool)), CourseValueError,
      r"^allow_mask: expected a bool mask broadcastable to \(2, 2, 5, 5\), got torch.bool of shape \(4, 5\)"),
     ((_x(2, 5, 8),) * 3, dict(allow_mask=torch.ones(3, 1, 5, 5, dtype=torch.bool)), CourseValueError,
      r"^allow_mask: expected a bool mask broadcastable"),
-    ((_x(2, 5, 8),) * 3, dict(allow_mask=torch.zeros(5, 5)), CourseTypeError, r"^allow_mask: expected bool with True = may attend"),
+    ((_x(2, 5, 8),) * 3, dict(allow_mask=torch.zeros(5, 5)), CourseTypeError,
+     r"^allow_mask: expected bool with True = may attend"),
 ])
 @pytest.mark.parametrize("need_weights", [True, False])
 def test_mha_forward_errors(inputs, kwargs, error, match, need_weights):

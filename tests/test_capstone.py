@@ -9,8 +9,16 @@ import pytest
 import torch
 
 from course_lib import CourseValueError
-from course_lib.capstone import (TOPICS, article_sentences, balanced_split, data_dir, load_articles, occlusion,
-                                 read_article, sentence_features)
+from course_lib.capstone import (
+    TOPICS,
+    article_sentences,
+    balanced_split,
+    data_dir,
+    load_articles,
+    occlusion,
+    read_article,
+    sentence_features,
+)
 
 
 @pytest.fixture(scope="module")

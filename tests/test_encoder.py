@@ -8,8 +8,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from course_lib import (CourseTypeError, CourseValueError, Encoder, EncoderLayer, padding_mask_from_lengths,
-                        sinusoidal_positional_encoding)
+from course_lib import (
+    CourseTypeError,
+    CourseValueError,
+    Encoder,
+    EncoderLayer,
+    padding_mask_from_lengths,
+    sinusoidal_positional_encoding,
+)
 from course_lib.interop import copy_layer_to_torch
 
 PROPERTY = settings(max_examples=20, deadline=None, derandomize=True)
@@ -75,8 +81,8 @@ def test_layer_gradients_match_torch(norm_first, activation):
     loss = ((layer(x, kpm) - target)[~kpm] ** 2).sum()
     ref_loss = ((ref(x, src_key_padding_mask=kpm) - target)[~kpm] ** 2).sum()
     torch.testing.assert_close(loss, ref_loss)
-    grads = torch.autograd.grad(loss, [x, layer.self_attn.w_q.weight, layer.self_attn.w_v.bias, layer.ffn.linear1.weight,
-                                       layer.norm1.weight])
+    grads = torch.autograd.grad(loss, [x, layer.self_attn.w_q.weight, layer.self_attn.w_v.bias,
+                                       layer.ffn.linear1.weight, layer.norm1.weight])
     ref_grads = torch.autograd.grad(ref_loss, [x, ref.self_attn.in_proj_weight, ref.self_attn.in_proj_bias,
                                                ref.linear1.weight, ref.norm1.weight])
     torch.testing.assert_close(grads[0], ref_grads[0])
@@ -367,7 +373,8 @@ def test_all_padding_batch_is_finite_with_finite_gradients(b, t, norm_first, ret
     (dict(dropout=-0.5), CourseValueError, r"^dropout: expected a float in \[0, 1\), got -0.5"),
     (dict(pad_id=20), CourseValueError, r"^pad_id: expected an id in \[0, 20\) \(inside the vocabulary\), got 20"),
     (dict(pad_id=-1), CourseValueError, r"^pad_id: expected an id in \[0, 20\)"),
-    (dict(pad_id=1.0), CourseTypeError, r"^pad_id: expected an id in \[0, 20\) \(inside the vocabulary\), got float 1.0"),
+    (dict(pad_id=1.0), CourseTypeError,
+     r"^pad_id: expected an id in \[0, 20\) \(inside the vocabulary\), got float 1.0"),
     (dict(positional="rotary"), CourseValueError, r"^positional: expected one of .*got 'rotary'"),
     (dict(activation="swish"), CourseValueError, r"^activation: expected one of"),
 ])
@@ -388,7 +395,8 @@ def test_layer_constructor_errors(kwargs, error, match):
 
 
 @pytest.mark.parametrize("x,kwargs,error,match", [
-    (torch.randn(2, 5, 6), {}, CourseValueError, r"^x: expected shape \(batch, seq, d_model=8\), got torch.float32 of shape \(2, 5, 6\)"),
+    (torch.randn(2, 5, 6), {}, CourseValueError,
+     r"^x: expected shape \(batch, seq, d_model=8\), got torch.float32 of shape \(2, 5, 6\)"),
     (torch.randn(5, 8), {}, CourseValueError, r"^x: expected shape \(batch, seq, d_model=8\)"),
     (torch.ones(2, 5, 8, dtype=torch.long), {}, CourseTypeError, r"^x: expected a floating-point tensor"),
     (torch.randn(2, 5, 8), dict(key_padding_mask=torch.zeros(2, 4, dtype=torch.bool)), CourseValueError,
@@ -405,14 +413,18 @@ def test_layer_forward_errors(x, kwargs, error, match, return_attention):
 
 
 @pytest.mark.parametrize("tokens,kwargs,error,match", [
-    (torch.tensor([1, 2, 3]), {}, CourseValueError, r"^tokens: expected shape \(batch, seq\), got torch.int64 of shape \(3,\) \(add a batch axis: tokens\[None\]\)"),
-    (torch.ones(2, 3, 4, dtype=torch.long), {}, CourseValueError, r"^tokens: expected shape \(batch, seq\), got .*\(2, 3, 4\)"),
+    (torch.tensor([1, 2, 3]), {}, CourseValueError,
+     r"^tokens: expected shape \(batch, seq\), got torch.int64 of shape \(3,\) \(add a batch axis: tokens\[None\]\)"),
+    (torch.ones(2, 3, 4, dtype=torch.long), {}, CourseValueError,
+     r"^tokens: expected shape \(batch, seq\), got .*\(2, 3, 4\)"),
     (torch.ones(2, 3), {}, CourseTypeError, r"^tokens: expected integer token ids \(torch.long\), got torch.float32"),
     (torch.ones(2, 3, dtype=torch.bool), {}, CourseTypeError, r"^tokens: expected integer token ids"),
     ([[1, 2, 3]], {}, CourseTypeError, r"^tokens: expected a torch.Tensor, got list"),
-    (torch.tensor([[1, -1, 3]]), {}, CourseValueError, r"^tokens: expected ids in \[0, 20\) \(vocab_size=20\), got ids from -1 to 3"),
+    (torch.tensor([[1, -1, 3]]), {}, CourseValueError,
+     r"^tokens: expected ids in \[0, 20\) \(vocab_size=20\), got ids from -1 to 3"),
     (torch.tensor([[1, 2, 20]]), {}, CourseValueError, r"^tokens: expected ids in \[0, 20\) .*got ids from 1 to 20"),
-    (torch.ones(1, 33, dtype=torch.long), {}, CourseValueError, r"^tokens: expected a sequence of at most max_len=32 positions, got 33"),
+    (torch.ones(1, 33, dtype=torch.long), {}, CourseValueError,
+     r"^tokens: expected a sequence of at most max_len=32 positions, got 33"),
     (torch.ones(2, 3, dtype=torch.long), dict(key_padding_mask=torch.zeros(2, 4, dtype=torch.bool)), CourseValueError,
      r"^key_padding_mask: expected bool of shape \(2, 3\)"),
     (torch.ones(2, 3, dtype=torch.long), dict(key_padding_mask=torch.ones(2, 3, dtype=torch.long)), CourseTypeError,

@@ -7,9 +7,25 @@ from hypothesis import strategies as st
 
 import course_lib
 from course_lib import scaled_dot_product_attention
-from course_lib.errors import (CourseTypeError, broadcast_shape, CourseValueError, check_attn_mask, check_choice, check_dropout,
-                               check_features, check_float, check_floating, check_int, check_key_padding_mask,
-                               check_length, check_positive_int, check_str_list, check_token_ids, check_type, describe)
+from course_lib.errors import (
+    CourseTypeError,
+    CourseValueError,
+    broadcast_shape,
+    check_attn_mask,
+    check_choice,
+    check_dropout,
+    check_features,
+    check_float,
+    check_floating,
+    check_int,
+    check_key_padding_mask,
+    check_length,
+    check_positive_int,
+    check_str_list,
+    check_token_ids,
+    check_type,
+    describe,
+)
 
 
 def test_error_classes():
@@ -41,7 +57,8 @@ def test_check_dropout_accepts(value):
 
 
 @pytest.mark.parametrize("value,error", [(1, CourseValueError), (1.0, CourseValueError), (-1e-9, CourseValueError),
-                                         (float("nan"), CourseValueError), (None, CourseTypeError), (False, CourseTypeError)])
+                                         (float("nan"), CourseValueError), (None, CourseTypeError),
+                                         (False, CourseTypeError)])
 def test_check_dropout_rejects(value, error):
     with pytest.raises(error, match=r"^dropout: expected a float in \[0, 1\)"):
         check_dropout(value)
@@ -49,7 +66,8 @@ def test_check_dropout_rejects(value, error):
 
 def test_check_features():
     check_features("x", torch.zeros(1, 2, 4), 4)
-    with pytest.raises(CourseValueError, match=r"^x: expected shape \(batch, seq, d_model=4\), got torch.float32 of shape \(1, 2, 3\)"):
+    with pytest.raises(CourseValueError, match=r"^x: expected shape \(batch, seq, d_model=4\), got torch.float32 of "
+                                               r"shape \(1, 2, 3\)"):
         check_features("x", torch.zeros(1, 2, 3), 4)
     with pytest.raises(CourseTypeError, match=r"^x: expected a torch.Tensor, got ndarray"):
         import numpy as np
@@ -78,7 +96,8 @@ def test_check_attn_mask_rejects_non_broadcastable(shape):
     (dict(low=0), -1, CourseValueError, r"^n: expected a non-negative int, got -1"),
     (dict(low=2, optional=True), 1, CourseValueError, r"^n: expected an int >= 2 or None, got 1"),
     (dict(low=0, high=4), 5, CourseValueError, r"^n: expected an int in \[0, 4\], got 5"),
-    (dict(low=0, high=4, what="an id in [0, 5)"), 2.0, CourseTypeError, r"^n: expected an id in \[0, 5\), got float 2.0"),
+    (dict(low=0, high=4, what="an id in [0, 5)"), 2.0, CourseTypeError,
+     r"^n: expected an id in \[0, 5\), got float 2.0"),
     (dict(), True, CourseTypeError, r"^n: expected an int, got bool True"),
 ])
 def test_check_int(kwargs, value, error, match):
@@ -103,7 +122,8 @@ def test_check_choice_type_and_str_list():
     with pytest.raises(CourseTypeError, match=r"^vocab: expected a dict, got list"):
         check_type("vocab", [], dict)
     assert check_str_list("texts", ("a", "b")) == ["a", "b"]
-    with pytest.raises(CourseTypeError, match=r"^texts: expected a list of str, got a single str \(wrap it: \['abc'\]\)"):
+    with pytest.raises(CourseTypeError, match=r"^texts: expected a list of str, got a single str \(wrap it: "
+                                              r"\['abc'\]\)"):
         check_str_list("texts", "abc")
     with pytest.raises(CourseTypeError, match=r"^texts\[1\]: expected a str, got int"):
         check_str_list("texts", ["a", 1])
@@ -121,12 +141,16 @@ def test_check_features_with_max_len_and_floating():
 
 
 @pytest.mark.parametrize("ids,kwargs,error,match", [
-    (torch.tensor([[0, 5]]), {}, CourseValueError, r"^ids: expected ids in \[0, 5\) \(vocab_size=5\), got ids from 0 to 5"),
-    (torch.tensor([1, 2]), {}, CourseValueError, r"^ids: expected shape \(batch, seq\), got torch.int64 of shape \(2,\) \(add a batch axis: ids\[None\]\)"),
+    (torch.tensor([[0, 5]]), {}, CourseValueError,
+     r"^ids: expected ids in \[0, 5\) \(vocab_size=5\), got ids from 0 to 5"),
+    (torch.tensor([1, 2]), {}, CourseValueError,
+     r"^ids: expected shape \(batch, seq\), got torch.int64 of shape \(2,\) \(add a batch axis: ids\[None\]\)"),
     (torch.ones(1, 2), {}, CourseTypeError, r"^ids: expected integer token ids \(torch.long\), got torch.float32"),
     (torch.ones(1, 2, dtype=torch.bool), {}, CourseTypeError, r"^ids: expected integer token ids"),
-    (torch.ones(1, 2, dtype=torch.long), dict(shape=(1, 3)), CourseValueError, r"^ids: expected shape \(1, 3\) \(as the token ids\)"),
-    (torch.full((1, 2), 5), dict(size_name="type_vocab_size"), CourseValueError, r"^ids: expected ids in \[0, 5\) \(type_vocab_size=5\)"),
+    (torch.ones(1, 2, dtype=torch.long), dict(shape=(1, 3)), CourseValueError,
+     r"^ids: expected shape \(1, 3\) \(as the token ids\)"),
+    (torch.full((1, 2), 5), dict(size_name="type_vocab_size"), CourseValueError,
+     r"^ids: expected ids in \[0, 5\) \(type_vocab_size=5\)"),
 ])
 def test_check_token_ids(ids, kwargs, error, match):
     check_token_ids("ids", torch.tensor([[0, 4]]), 5)

@@ -8,7 +8,8 @@ from course_lib import CourseTypeError, CourseValueError, PositionwiseFeedForwar
 
 
 @pytest.mark.parametrize("activation,function", [
-    ("relu", F.relu), ("gelu", F.gelu), ("gelu_tanh", lambda x: F.gelu(x, approximate="tanh")), (torch.tanh, torch.tanh),
+    ("relu", F.relu), ("gelu", F.gelu), ("gelu_tanh", lambda x: F.gelu(x, approximate="tanh")),
+    (torch.tanh, torch.tanh),
 ])
 def test_formula(activation, function):
     ffn = PositionwiseFeedForward(8, 32, activation=activation)
@@ -41,7 +42,8 @@ def test_dropout_only_in_training():
     (dict(d_model=4, d_ff=-1), CourseValueError, r"^d_ff: expected a positive int, got -1"),
     (dict(d_model=4, d_ff=8, dropout=1.0), CourseValueError, r"^dropout: expected a float in \[0, 1\), got 1.0"),
     (dict(d_model=4, d_ff=8, dropout=True), CourseTypeError, r"^dropout: expected a float in \[0, 1\), got bool"),
-    (dict(d_model=4, d_ff=8, activation="swish"), CourseValueError, r"^activation: expected one of \['gelu', 'gelu_tanh', 'relu'\] or a callable, got 'swish'"),
+    (dict(d_model=4, d_ff=8, activation="swish"), CourseValueError,
+     r"^activation: expected one of \['gelu', 'gelu_tanh', 'relu'\] or a callable, got 'swish'"),
     (dict(d_model=4, d_ff=8, activation=3), CourseTypeError, r"^activation: expected one of .* or a callable, got int"),
 ])
 def test_constructor_errors(kwargs, error, match):
@@ -51,7 +53,8 @@ def test_constructor_errors(kwargs, error, match):
 
 def test_forward_errors():
     ffn = PositionwiseFeedForward(8, 16)
-    with pytest.raises(CourseValueError, match=r"^x: expected shape \(\.\.\., d_model=8\), e\.g\. \(batch, seq, 8\), got torch.float32 of shape \(2, 5, 4\)"):
+    with pytest.raises(CourseValueError, match=r"^x: expected shape \(\.\.\., d_model=8\), e\.g\. \(batch, seq, 8\), "
+                                               r"got torch.float32 of shape \(2, 5, 4\)"):
         ffn(torch.randn(2, 5, 4))
     with pytest.raises(CourseTypeError, match=r"^x: expected a floating-point tensor"):
         ffn(torch.ones(2, 5, 8, dtype=torch.long))

@@ -6,9 +6,19 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course_lib import (CourseTypeError, CourseValueError, MultiHeadAttention, allow_to_torch_attn_mask, causal_mask,
-                        copy_attention_to_torch, hf_to_key_padding_mask, key_padding_to_attn_mask, key_padding_to_hf,
-                        padding_mask_from_lengths, torch_attn_mask_to_allow)
+from course_lib import (
+    CourseTypeError,
+    CourseValueError,
+    MultiHeadAttention,
+    allow_to_torch_attn_mask,
+    causal_mask,
+    copy_attention_to_torch,
+    hf_to_key_padding_mask,
+    key_padding_to_attn_mask,
+    key_padding_to_hf,
+    padding_mask_from_lengths,
+    torch_attn_mask_to_allow,
+)
 
 PROPERTY = settings(max_examples=30, deadline=None, derandomize=True)
 
@@ -87,7 +97,8 @@ def test_hf_to_key_padding_mask_errors(mask, error, match):
 @pytest.mark.parametrize("function", [key_padding_to_attn_mask, key_padding_to_hf])
 @pytest.mark.parametrize("mask", [torch.ones(2, 3, dtype=torch.long), torch.zeros(2, 3, 1, dtype=torch.bool)])
 def test_key_padding_converters_errors(function, mask):
-    with pytest.raises(CourseTypeError, match=r"^key_padding_mask: expected bool of shape \(batch, seq\) with True = padding"):
+    with pytest.raises(CourseTypeError, match=r"^key_padding_mask: expected bool of shape \(batch, seq\) with True = "
+                                              r"padding"):
         function(mask)
 
 

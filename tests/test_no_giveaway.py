@@ -21,8 +21,14 @@ from pathlib import Path
 
 import pytest
 
-from course_lib import (Encoder, EncoderLayer, MultiHeadAttention, PositionwiseFeedForward,
-                        scaled_dot_product_attention, sinusoidal_positional_encoding)
+from course_lib import (
+    Encoder,
+    EncoderLayer,
+    MultiHeadAttention,
+    PositionwiseFeedForward,
+    scaled_dot_product_attention,
+    sinusoidal_positional_encoding,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 LECTURES = sorted(p for p in (REPO / "notebooks").glob("0[1-6]_*.ipynb"))
@@ -118,7 +124,8 @@ def shared(lines: list[str], corpus: list[str]) -> list[str]:
 def show_source_calls(path: Path) -> list[str]:
     nb = json.loads(path.read_text())
     code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
-    code += "\n".join(b for c in nb["cells"] if c["cell_type"] == "markdown" for b in _code_blocks("".join(c["source"])))
+    code += "\n".join(b for c in nb["cells"] if c["cell_type"] == "markdown"
+                       for b in _code_blocks("".join(c["source"])))
     return re.findall(r"(?:show_source|getsource)\(([^)]*)\)", code)
 
 

@@ -56,8 +56,10 @@ def test_state_dict_and_parameters():
         (lambda: RMSNorm(0), CourseValueError, r"d_model: expected a positive int, got 0"),
         (lambda: RMSNorm(4, eps=0), CourseValueError, r"eps: expected a positive float, got 0"),
         (lambda: RMSNorm(4, eps="tiny"), CourseTypeError, r"eps: expected a positive float, got str"),
-        (lambda: RMSNorm(4)(torch.randn(2, 5)), CourseValueError, r"x: expected shape \(\.\.\., d_model=4\).*got torch.float32 of shape \(2, 5\)"),
-        (lambda: RMSNorm(4)(torch.ones(2, 4, dtype=torch.long)), CourseTypeError, r"x: expected a floating-point tensor"),
+        (lambda: RMSNorm(4)(torch.randn(2, 5)), CourseValueError,
+         r"x: expected shape \(\.\.\., d_model=4\).*got torch.float32 of shape \(2, 5\)"),
+        (lambda: RMSNorm(4)(torch.ones(2, 4, dtype=torch.long)), CourseTypeError,
+         r"x: expected a floating-point tensor"),
     ],
 )
 def test_errors(make, error, match):

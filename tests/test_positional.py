@@ -6,8 +6,13 @@ import numpy as np
 import pytest
 import torch
 
-from course_lib import (CourseTypeError, CourseValueError, LearnedPositionalEmbedding, SinusoidalPositionalEncoding,
-                        sinusoidal_positional_encoding)
+from course_lib import (
+    CourseTypeError,
+    CourseValueError,
+    LearnedPositionalEmbedding,
+    SinusoidalPositionalEncoding,
+    sinusoidal_positional_encoding,
+)
 
 # float32 rounding of a value in [-1, 1] moves it by at most half an ulp of 1.0: 2**-24.
 ROUNDING = 2.0 ** -24
@@ -80,7 +85,8 @@ def test_base_argument():
     (dict(max_len=4, d_model=-2), CourseValueError, r"^d_model: expected a positive int, got -2"),
     (dict(max_len=4.0, d_model=4), CourseTypeError, r"^max_len: expected a positive int, got float"),
     (dict(max_len=4, d_model=4, layout="split"), CourseValueError, r"^layout: expected one of .*got 'split'"),
-    (dict(max_len=4, d_model=1, layout="concat"), CourseValueError, r"^d_model: expected at least 2 for layout='concat'"),
+    (dict(max_len=4, d_model=1, layout="concat"), CourseValueError,
+     r"^d_model: expected at least 2 for layout='concat'"),
 ])
 def test_table_errors(kwargs, error, match):
     with pytest.raises(error, match=match):

@@ -1,6 +1,5 @@
 """The checks of lecture 02's practice say what is wrong for the usual mistakes, in one line."""
 
-import math
 
 import torch
 

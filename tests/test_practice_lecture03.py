@@ -28,7 +28,8 @@ def test_layer_norm(capsys):
     assert "barely vary" in out and "where eps enters" in out and "mean" not in out
     by_var = lambda x, eps=1e-5: (x - x.mean(-1, keepdim=True)) / (x.var(-1, keepdim=True, unbiased=False) + eps)
     assert "divided by the variance" in said(capsys, lecture03.check_layer_norm, by_var)
-    over_batch = lambda x, eps=1e-5: (x - x.mean(0, keepdim=True)) / torch.sqrt(x.var(0, keepdim=True, unbiased=False) + eps)
+    over_batch = lambda x, eps=1e-5: ((x - x.mean(0, keepdim=True))
+                                      / torch.sqrt(x.var(0, keepdim=True, unbiased=False) + eps))
     assert "axis 0" in said(capsys, lecture03.check_layer_norm, over_batch)
     assert "not done yet" in said(capsys, lecture03.check_layer_norm, lambda x, eps=1e-5: ...)
     assert "keepdim" not in said(capsys, lecture03.check_layer_norm, lambda x, eps=1e-5: x.mean(-1))

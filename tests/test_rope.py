@@ -30,7 +30,8 @@ def test_matches_hand_rotation_of_pairs():
     expected = []
     for i in range(d // 2):
         angle = m * 10000.0 ** (-2 * i / d)
-        rot = torch.tensor([[math.cos(angle), -math.sin(angle)], [math.sin(angle), math.cos(angle)]], dtype=torch.float64)
+        rot = torch.tensor([[math.cos(angle), -math.sin(angle)],
+                            [math.sin(angle), math.cos(angle)]], dtype=torch.float64)
         expected.append(rot @ x[2 * i : 2 * i + 2])
     out = rope(x.repeat(m + 1, 1))[m]  # row m sits at position m
     torch.testing.assert_close(out, torch.cat(expected), atol=1e-6, rtol=1e-6)
@@ -84,16 +85,25 @@ def test_tables_are_non_persistent_buffers():
         (lambda: RotaryEmbedding(7), CourseValueError, r"d_head: expected an even number .*got 7"),
         (lambda: RotaryEmbedding(0), CourseValueError, r"d_head: expected a positive int, got 0"),
         (lambda: rotary_tables(4, 5), CourseValueError, r"d_head: expected an even number .*got 5"),
-        (lambda: RotaryEmbedding(4, layout="diagonal"), CourseValueError, r"layout: expected one of \('interleaved', 'half'\), got 'diagonal'"),
+        (lambda: RotaryEmbedding(4, layout="diagonal"), CourseValueError,
+         r"layout: expected one of \('interleaved', 'half'\), got 'diagonal'"),
         (lambda: RotaryEmbedding(4, base=1.0), CourseValueError, r"base: expected a float > 1, got 1.0"),
-        (lambda: RotaryEmbedding(4, max_len=8)(torch.randn(2, 4, 6)), CourseValueError, r"x: expected shape \(\.\.\., T, 4\), got torch.float32 of shape \(2, 4, 6\)"),
-        (lambda: RotaryEmbedding(4, max_len=8)(torch.randn(9, 4)), CourseValueError, r"x: expected a sequence of at most max_len=8 positions, got 9"),
-        (lambda: RotaryEmbedding(4, max_len=8)(torch.randn(5, 4), offset=4), CourseValueError, r"offset: expected offset \+ T <= max_len=8, got offset=4 with T=5"),
-        (lambda: RotaryEmbedding(4, max_len=8)(torch.randn(5, 4), offset=-1), CourseValueError, r"offset: expected a non-negative int, got -1"),
-        (lambda: RotaryEmbedding(4, max_len=8)(torch.randn(5, 4), offset=1.0), CourseTypeError, r"offset: expected a non-negative int, got float"),
-        (lambda: RotaryEmbedding(4)(torch.ones(5, 4, dtype=torch.long)), CourseTypeError, r"x: expected a floating-point tensor"),
-        (lambda: apply_rotary(torch.randn(5, 4), *rotary_tables(6, 4)), CourseValueError, r"cos: expected a table broadcastable to x's shape \(5, 4\), got torch.float32 of shape \(6, 4\)"),
-        (lambda: apply_rotary(torch.randn(5, 3), torch.ones(5, 3), torch.ones(5, 3)), CourseValueError, r"x: expected shape \(\.\.\., T, d_head\) with d_head even"),
+        (lambda: RotaryEmbedding(4, max_len=8)(torch.randn(2, 4, 6)), CourseValueError,
+         r"x: expected shape \(\.\.\., T, 4\), got torch.float32 of shape \(2, 4, 6\)"),
+        (lambda: RotaryEmbedding(4, max_len=8)(torch.randn(9, 4)), CourseValueError,
+         r"x: expected a sequence of at most max_len=8 positions, got 9"),
+        (lambda: RotaryEmbedding(4, max_len=8)(torch.randn(5, 4), offset=4), CourseValueError,
+         r"offset: expected offset \+ T <= max_len=8, got offset=4 with T=5"),
+        (lambda: RotaryEmbedding(4, max_len=8)(torch.randn(5, 4), offset=-1), CourseValueError,
+         r"offset: expected a non-negative int, got -1"),
+        (lambda: RotaryEmbedding(4, max_len=8)(torch.randn(5, 4), offset=1.0), CourseTypeError,
+         r"offset: expected a non-negative int, got float"),
+        (lambda: RotaryEmbedding(4)(torch.ones(5, 4, dtype=torch.long)), CourseTypeError,
+         r"x: expected a floating-point tensor"),
+        (lambda: apply_rotary(torch.randn(5, 4), *rotary_tables(6, 4)), CourseValueError,
+         r"cos: expected a table broadcastable to x's shape \(5, 4\), got torch.float32 of shape \(6, 4\)"),
+        (lambda: apply_rotary(torch.randn(5, 3), torch.ones(5, 3), torch.ones(5, 3)), CourseValueError,
+         r"x: expected shape \(\.\.\., T, d_head\) with d_head even"),
     ],
 )
 def test_errors(call, error, match):

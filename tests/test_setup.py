@@ -1,12 +1,11 @@
 """The set-up path agrees with itself: pyproject.toml, environment.yml and the Makefile."""
 
 import re
+import tomllib  # the standard library from Python 3.11, the course's minimum
 from pathlib import Path
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
-
-import tomllib  # noqa: E402  (the standard library from Python 3.11, the course's minimum)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -62,7 +61,8 @@ def test_environment_yml_lists_a_students_dependencies_as_pyproject():
     assert sorted(set(pyproject) - set(conda)) == [], "in pyproject.toml, missing from environment.yml"
     assert sorted(set(conda) - set(pyproject)) == [], "in environment.yml, missing from pyproject.toml"
     for name in pyproject:
-        assert pyproject[name] == conda[name], f"{name}: pyproject {pyproject[name]!r} vs environment.yml {conda[name]!r}"
+        assert pyproject[name] == conda[name], (f"{name}: pyproject {pyproject[name]!r} "
+                                                f"vs environment.yml {conda[name]!r}")
 
 
 def test_environment_yml_installs_course_lib_itself():

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import pytest
@@ -11,9 +10,23 @@ import torch
 
 from course_lib import CourseValueError, Encoder
 from course_lib.tokenizer import PAD_ID, UNK_ID
-from course_lib.training import (IGNORE, MASK, MASK_ID, MaskedLM, exercise_encoder, heldout_masks, mask_tokens,
-                                 masked_lm_loss, masked_scores, mlm_vocab, train_mlm, unigram_guess, unigram_scores,
-                                 warmup_factor, without_residuals)
+from course_lib.training import (
+    IGNORE,
+    MASK,
+    MASK_ID,
+    MaskedLM,
+    exercise_encoder,
+    heldout_masks,
+    mask_tokens,
+    masked_lm_loss,
+    masked_scores,
+    mlm_vocab,
+    train_mlm,
+    unigram_guess,
+    unigram_scores,
+    warmup_factor,
+    without_residuals,
+)
 
 EXERCISE = Path(__file__).resolve().parents[1] / "notebooks" / "07_exercise" / "encoder_from_scratch.ipynb"
 

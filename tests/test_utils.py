@@ -52,5 +52,6 @@ def test_show_source_returns_the_real_code(capsys):
     source = show_source(MultiHeadAttention)
     assert source == inspect.getsource(course_lib.attention.MultiHeadAttention)
     assert "def forward" in source and "class MultiHeadAttention" in source
-    assert show_source(course_lib.scaled_dot_product_attention, display=False).startswith("def scaled_dot_product_attention")
+    function = show_source(course_lib.scaled_dot_product_attention, display=False)
+    assert function.startswith("def scaled_dot_product_attention")
     assert capsys.readouterr().out == ""                                     # nothing printed outside a notebook

@@ -32,9 +32,9 @@ import shutil
 import subprocess
 import sys
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 PYTORCH_WHEELS = "https://download.pytorch.org/whl"
 CPU_INDEX = f"{PYTORCH_WHEELS}/cpu"

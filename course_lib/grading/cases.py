@@ -20,10 +20,9 @@ from ..errors import check_choice, check_int
 from ..feed_forward import PositionwiseFeedForward
 from .dropout import P_TRAIN
 from .harness import Case
-from .reference import one_thread
 from .parts import PARTS
+from .reference import one_thread
 from .seeds import hidden_seeds, new_seeds  # noqa: F401 (their home is .seeds, which needs no torch)
-
 
 
 class _Draw:
@@ -141,7 +140,8 @@ def _ffn(kind: str):
             dm = d.int(4, 12)
             kwargs = dict(d_model=dm, d_ff=d.int(2, 4 * dm), dropout=0.5 if kind == "dropout" else 0.0)
             inputs = dict(x=d.randn(d.int(1, 3), d.int(2, 6), dm, scale=2.0))
-        return ", ".join(f"{k}={v}" for k, v in kwargs.items()), kwargs, inputs, d.state(PositionwiseFeedForward, **kwargs)
+        label = ", ".join(f"{k}={v}" for k, v in kwargs.items())
+        return label, kwargs, inputs, d.state(PositionwiseFeedForward, **kwargs)
     return build
 
 
@@ -228,7 +228,8 @@ TRAINING = "dropout > 0 in training mode"
 FAMILIES = {
     "positional_encoding": [("a table", _pe((8, 50), (8, 10, 16, 32))), ("one position", _pe((1, 1), (4, 6))),
                             ("a wide table", _pe((60, 120), (64, 96, 128)))],
-    "attention": [("(B, T, d_k), no mask", _attention("plain")), ("d_k >= 48 (the scaling matters)", _attention("scale")),
+    "attention": [("(B, T, d_k), no mask", _attention("plain")),
+                  ("d_k >= 48 (the scaling matters)", _attention("scale")),
                   ("T_q != T_k, d_v != d_k, a bool mask", _attention("mask")),
                   ("(B, H, T_q, T_k) with a (B, 1, 1, T_k) padding mask", _attention("4-d")),
                   ("unbatched (T, d_k) with a (T_q, T_k) mask", _attention("2-d")),
@@ -242,7 +243,8 @@ FAMILIES = {
     "feed_forward": [("d_model, d_ff", _ffn("plain")), ("dropout > 0 in eval mode", _ffn("dropout")),
                      (TRAINING, _ffn("training"))],
     "encoder_layer": [("post-LN", _layer(False, False)), ("post-LN with padding", _layer(False, True)),
-                      ("pre-LN with padding", _layer(True, True)), ("pre-LN, one head", _layer(True, False, max_heads=1)),
+                      ("pre-LN with padding", _layer(True, True)),
+                      ("pre-LN, one head", _layer(True, False, max_heads=1)),
                       ("dropout > 0 in eval mode", _layer(False, True, dropout=0.2)),
                       (TRAINING, _layer(False, True, training=True)),
                       ("pre-LN, " + TRAINING, _layer(True, True, training=True))],

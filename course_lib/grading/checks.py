@@ -18,7 +18,6 @@ import os
 import sys
 import traceback
 
-import torch
 import torch.nn.functional as F
 from torch import nn
 
@@ -50,7 +49,7 @@ _MISSING = object()
 
 class PartFailed(AssertionError):
     """A part's check failed; shown by IPython as one line (``_render_traceback_``). ``mistake`` is the
-    stable id of what failed (:data:`mistakes.IDS`), ``section`` the lecture section that teaches it."""
+    stable id of what failed (``mistakes.IDS``), ``section`` the lecture section that teaches it."""
 
     def __init__(self, part: str, message: str, mistake: str = "values_differ", section: str | None = None):
         self.part, self.mistake, self.section = part, mistake, section
@@ -208,10 +207,12 @@ def _checker(part: str, doc: str):
     return check_part
 
 
-check_positional_encoding = _checker("positional_encoding", "Check ``sinusoidal_positional_encoding(max_len, d_model)``.")
+check_positional_encoding = _checker("positional_encoding",
+                                     "Check ``sinusoidal_positional_encoding(max_len, d_model)``.")
 check_attention = _checker("attention", "Check ``scaled_dot_product_attention(q, k, v, attn_mask=None)``.")
 check_multi_head_attention = _checker(
-    "multi_head_attention", "Check ``MultiHeadAttention`` (its scaled_dot_product_attention is course_lib's while checked).")
+    "multi_head_attention",
+    "Check ``MultiHeadAttention`` (its scaled_dot_product_attention is course_lib's while checked).")
 check_feed_forward = _checker("feed_forward", "Check ``PositionwiseFeedForward``.")
 check_encoder_layer = _checker(
     "encoder_layer", "Check ``EncoderLayer`` (its MultiHeadAttention and PositionwiseFeedForward are course_lib's).")

@@ -38,7 +38,8 @@ PART_SECTIONS = {
     "reverse_task": "05 §1 Why: self-attention does not see order",
 }
 PART_RULES = {
-    "positional_encoding": "PE[pos, 2i] = sin (pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos (pos / 10000^(2i/d_model))",
+    "positional_encoding": "PE[pos, 2i] = sin (pos / 10000^(2i/d_model)), "
+                           "PE[pos, 2i+1] = cos (pos / 10000^(2i/d_model))",
     "attention": "softmax (q kᵀ / √d_k) v over the last two axes; masked keys get weight 0; rows sum to 1",
     "multi_head_attention": "head i = Attention(Q W^Q_i, K W^K_i, V W^V_i) on features [i·d_k, (i+1)·d_k); "
                             "MultiHead = Concat(heads) W^O",

@@ -47,7 +47,8 @@ def _graded_rows(case: Case):
 
 def _diff(case: Case, got: np.ndarray, want: np.ndarray) -> np.ndarray:
     rows = _graded_rows(case)
-    return (np.abs(got - want) - RTOL * np.abs(want))[rows] if rows is not None else np.abs(got - want) - RTOL * np.abs(want)
+    diff = np.abs(got - want) - RTOL * np.abs(want)
+    return diff[rows] if rows is not None else diff
 
 
 def _close(case: Case, got: dict, want: dict, atol: float = ATOL) -> bool:
@@ -76,7 +77,7 @@ _SHAPES = {"multi_head_attention": " = (B, num_heads, T_q, T_k): the heads are t
 class Verdict:
     """What the judge says about a part on a case that failed (see course_lib.grading's docstring).
 
-    ``mistake`` is a stable id (:data:`mistakes.IDS`): what the class report counts, never reworded.
+    ``mistake`` is a stable id (``mistakes.IDS``): what the class report counts, never reworded.
     ``message`` is rung 1 of the hint ladder, for the student: the case's label, then what looks wrong
     and where to look. ``section`` is the lecture section that teaches it (rung 2), or None."""
 
@@ -209,7 +210,8 @@ def _generic(case: Case, outputs: dict, want: dict) -> tuple[str, str]:
     elif case.kwargs.get("norm_first"):
         where = " This case is pre-LN (norm_first=True): look at what your Encoder does for pre-LN."
     if case.kwargs.get("dropout", 0) > 0:
-        return "dropout_in_eval", f"'{worst}' differs from the reference by up to {size:.4g} (tolerance {ATOL:g}).{where}"
+        return "dropout_in_eval", (f"'{worst}' differs from the reference by up to {size:.4g} "
+                                   f"(tolerance {ATOL:g}).{where}")
     if case.part == "parameter_count":
         return "count_wrong", (f"the count is off by {outputs[worst].item() - want[worst].item():+.0f}; look at "
                                "which parameters your formula counts, layer by layer.")
@@ -225,7 +227,7 @@ def position_blind_ceiling(tokens: torch.Tensor) -> float:
     """
     hits = 0
     for row in tokens.tolist():
-        for i, token in enumerate(row):
+        for i in range(len(row)):
             others = row[:i] + row[i + 1:]
             hits += max(others.count(v) for v in set(others)) / len(others)
     return hits / tokens.numel() if tokens.numel() else 0.0
@@ -235,7 +237,8 @@ def judge_reverse(case: Case, outputs: dict | None, want: dict | None = None) ->
     """(id, message) unless the Reverser learned the task: the harness computed the predictions before and
     after the student's training loop from the same forward (``head(encoder(tokens))``)."""
     test = case.inputs["test"]
-    if not outputs or any(k not in outputs or outputs[k].shape != tuple(test.shape) for k in ("predicted", "untrained")):
+    if not outputs or any(k not in outputs or outputs[k].shape != tuple(test.shape)
+                          for k in ("predicted", "untrained")):
         return "wrong_result", "no predictions of the right shape came back."
     losses = outputs.get("losses", np.zeros(0))
     if not np.all(np.isfinite(losses)):
@@ -300,11 +303,11 @@ def hide_inputs(text: str) -> str:
 
 
 def judge(case: Case, outputs: dict | None, error: str | None = None, want: dict | None = None) -> Verdict | None:
-    """None when ``outputs`` (from :func:`harness.run_case`) are right, else the :class:`Verdict`.
+    """None when ``outputs`` (from :func:`.run_case`) are right, else the :class:`Verdict`.
 
     ``error``: what the harness reported instead of outputs (``"raised <Type>: <text>"``, or a contract
     message). ``want``: ``expected(case)`` if the caller keeps it (it does not depend on the submission).
-    On a hidden case every message is one fixed text per kind of failure (:data:`HIDDEN_MESSAGES`): no
+    On a hidden case every message is one fixed text per kind of failure (``HIDDEN_MESSAGES``): no
     number, no exception name, nothing the part's outputs choose but the kind."""
     if error is not None:
         if error.startswith("raised NotImplementedError"):

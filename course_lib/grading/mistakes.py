@@ -24,7 +24,6 @@ from ..positional import sinusoidal_positional_encoding
 from .harness import Case
 from .reference import _FIRST
 
-
 # ------------------------------------------------------------------ perturbations
 
 class _Call(nn.Module):
@@ -501,7 +500,7 @@ IDS = sorted({m.id for ms in MISTAKES.values() for m in ms} | set(FAILURES))
 
 def section_of(mistake_id: str, part: str | None = None) -> str | None:
     """The lecture section that teaches ``mistake_id`` (rung 2; ``part``'s own where the id is shared), or None."""
-    for p, ms in sorted(MISTAKES.items(), key=lambda item: item[0] != part):
+    for _, ms in sorted(MISTAKES.items(), key=lambda item: item[0] != part):
         for m in ms:
             if m.id == mistake_id:
                 return m.section

@@ -2,8 +2,9 @@
 
 Pure constants, importing nothing: the sandboxed part process, the grader and the notebook-facing
 checks all read them. A part's solution cell has ``grade_id == <part>``; its test cells are
-``test_<part>`` or ``test_<part>_<anything>`` (see shared/exercise-contract.md). Their points are
-in the source notebook's nbgrader metadata, what nbgrader grades with (see :mod:`.points`).
+``test_<part>`` or ``test_<part>_<anything>`` (see docs/exercise-contract.md). Their points are
+in the source notebook's nbgrader metadata, what nbgrader grades with (see the grader's
+``course_grader.points``).
 """
 
 #: the six parts of the exercise contract, then the two that put them to use

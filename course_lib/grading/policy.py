@@ -41,13 +41,15 @@ def check_source(source: str) -> str | None:
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.name not in ALLOWED_IMPORTS:
-                    return f"imports '{a.name}': a solution cell may import only {sorted(ALLOWED_IMPORTS - {'__future__'})}."
+                    return (f"imports '{a.name}': a solution cell may import only "
+                            f"{sorted(ALLOWED_IMPORTS - {'__future__'})}.")
                 bad = _word(a.asname or "")
                 if bad:
                     return f"uses '{bad}'."
         elif isinstance(node, ast.ImportFrom):
             if (node.module or "") not in ALLOWED_IMPORTS or node.level:
-                return f"imports from '{node.module}': a solution cell may import only {sorted(ALLOWED_IMPORTS - {'__future__'})}."
+                return (f"imports from '{node.module}': a solution cell may import only "
+                        f"{sorted(ALLOWED_IMPORTS - {'__future__'})}.")
             for a in node.names:
                 bad = _word(a.name) or _word(a.asname or "") or _attr_word(a.name)
                 if bad:

@@ -22,7 +22,6 @@ from ..feed_forward import PositionwiseFeedForward
 from ..positional import sinusoidal_positional_encoding
 from .harness import Case
 
-
 _CLASSES = {"multi_head_attention": MultiHeadAttention, "feed_forward": PositionwiseFeedForward,
             "encoder_layer": EncoderLayer, "encoder": Encoder}
 _FIRST = {"multi_head_attention": "query", "feed_forward": "x", "encoder_layer": "x", "encoder": "tokens"}

@@ -2,13 +2,13 @@
 
 One module per topic:
 
-- :mod:`.style`: the palette (queries/keys/values blue/orange/green, one colour per position),
+- ``style``: the palette (queries/keys/values blue/orange/green, one colour per position),
   :func:`course_style` and the figure-size arithmetic;
-- :mod:`.attention`: :func:`plot_attention`; :mod:`.heatmaps`: :func:`plot_heatmap`;
-- :mod:`.positional`: :func:`plot_positional_encoding`, :func:`plot_pe_curves`;
-- :mod:`.masks`: :func:`plot_mask`, :func:`plot_masks`, :func:`plot_batch`;
-- :mod:`.curves`: :func:`plot_curves`, :func:`plot_probabilities`;
-- :mod:`.diagrams`: :func:`draw_encoder_diagram` and the course's conceptual figures in ``res/``
+- ``attention``: :func:`plot_attention`; ``heatmaps``: :func:`plot_heatmap`;
+- ``positional``: :func:`plot_positional_encoding`, :func:`plot_pe_curves`;
+- ``masks``: :func:`plot_mask`, :func:`plot_masks`, :func:`plot_batch`;
+- ``curves``: :func:`plot_curves`, :func:`plot_probabilities`;
+- ``diagrams``: :func:`draw_encoder_diagram` and the course's conceptual figures in ``res/``
   (``python -m course_lib.plots.figures res`` or ``make figures`` writes them).
 
 Every helper is pure: it takes tensors (CPU or CUDA, any float dtype; NumPy arrays work too) and

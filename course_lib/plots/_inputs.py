@@ -6,7 +6,7 @@ the model does (argument, expected, got).
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import torch

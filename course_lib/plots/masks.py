@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import textwrap
-from typing import Sequence
+from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np

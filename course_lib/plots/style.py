@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import matplotlib
 import numpy as np

@@ -65,7 +65,8 @@ def check_layer_norm(fn) -> bool:
     ratio = (got[quiet].norm() / expected[quiet].norm()).item()
     loud = torch.ones(x.shape[:2], dtype=torch.bool)
     loud[quiet] = False
-    if torch.allclose(got[loud], expected[loud], atol=1e-4) and not torch.allclose(got[quiet], expected[quiet], atol=1e-3):
+    if (torch.allclose(got[loud], expected[loud], atol=1e-4)
+            and not torch.allclose(got[quiet], expected[quiet], atol=1e-3)):
         return failed(f"right for ordinary tokens, but a token whose features barely vary (variance 1e-6) comes "
                       f"out {ratio:.2g} times as large as F.layer_norm's: eps does not act where LayerNorm "
                       "puts it (look at where eps enters the denominator)", where)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
 import torch
 
 from . import attempt, check, failed, number, passed, same_tensor, todo, unanswered
@@ -94,7 +93,8 @@ def check_mean_pool(mean_pool, model, tokenizer, sentences) -> bool:
                       "average over the tokens: dim=1")
     got = got.double()
     plain = hidden.mean(dim=1)
-    if torch.allclose(got, plain / plain.norm(dim=-1, keepdim=True), atol=1e-5) or torch.allclose(got, plain, atol=1e-5):
+    if (torch.allclose(got, plain / plain.norm(dim=-1, keepdim=True), atol=1e-5)
+            or torch.allclose(got, plain, atol=1e-5)):
         return failed("the padding positions are in the average", "key_padding_mask: True = padding")
     keep = (~mask).unsqueeze(-1).double()
     mean = (hidden * keep).sum(dim=1) / keep.sum(dim=1)

@@ -6,9 +6,9 @@ import math
 
 import torch
 
-from . import attempt, check, choice, failed, number, passed, todo, unanswered
 from ..tokenizer import PAD_ID, UNK_ID
 from ..training import IGNORE, MASK_ID, warmup_factor
+from . import attempt, check, choice, failed, number, passed, todo, unanswered
 
 __all__ = ["check_mask_tokens", "check_warmup", "check_first_loss", "check_why_keep_some",
            "check_shuffled_without_positions"]

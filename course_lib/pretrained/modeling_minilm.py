@@ -1,7 +1,8 @@
 """MiniLM: course_lib's encoder with the input embedding of BERT.
 
-The layers are the paper's post-LN :class:`~course_lib.EncoderLayer`, run by :class:`~course_lib.Encoder`'s
-own layer stack; what BERT (and so all-MiniLM-L6-v2) changes is the options and the input:
+The layers are the paper's post-LN :class:`~course_lib.encoder.EncoderLayer`, run by
+:class:`~course_lib.encoder.Encoder`'s own layer stack; what BERT (and so all-MiniLM-L6-v2) changes is
+the options and the input:
 
 * learned position embeddings (``positional="learned"``) instead of the sinusoidal table, and a
   *token-type* (segment) embedding, added to the token embedding;
@@ -11,7 +12,8 @@ own layer stack; what BERT (and so all-MiniLM-L6-v2) changes is the options and 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
@@ -25,12 +27,12 @@ if TYPE_CHECKING:                                            # pragma: no cover 
 
 
 class MiniLM(Encoder):
-    """A BERT-style encoder (all-MiniLM-L6-v2's shape by default): an :class:`~course_lib.Encoder`
-    with BERT's input embedding.
+    """A BERT-style encoder (all-MiniLM-L6-v2's shape by default): an
+    :class:`~course_lib.encoder.Encoder` with BERT's input embedding.
 
     ``x = LayerNorm(embedding(ids) + token_type_embedding(types) + pos_embedding(positions))``,
-    dropout, then ``num_layers`` post-LN :class:`~course_lib.EncoderLayer` with GELU: the encoder's
-    :meth:`~course_lib.Encoder.run_layers`. No final norm: in a post-LN stack every layer already
+    dropout, then ``num_layers`` post-LN :class:`~course_lib.encoder.EncoderLayer` with GELU: the
+    encoder's :meth:`~course_lib.encoder.Encoder.run_layers`. No final norm: in a post-LN stack every layer already
     ends with one.
 
     Shape:

@@ -39,8 +39,17 @@ from traitlets.config import Configurable
 
 from . import cgroups, confine, recording, runner, sandbox
 from .pool import ClassGrader
-from .submissions import (assignment_notebooks, find_submissions, missing_hidden, needs_grading, plain_id,
-                          public_seeds, quoted, seeds_of)
+from .submissions import (
+    assignment_notebooks,
+    find_submissions,
+    missing_hidden,
+    needs_grading,
+    plain_id,
+    public_seeds,
+    quoted,
+    seeds_of,
+)
+
 
 class SandboxGrader(Configurable):
     """Limits of the sandboxed grader (``c.SandboxGrader.*`` in nbgrader_config.py)."""
@@ -48,7 +57,8 @@ class SandboxGrader(Configurable):
     jobs = Integer(2, help="Submissions graded in parallel (one sandbox zygote each).").tag(config=True)
     part_timeout = Float(20.0, help="Wall-clock seconds for one part (its cell and all its cases).").tag(config=True)
     student_timeout = Float(300.0, help="Wall-clock seconds for one whole submission (a safety net).").tag(config=True)
-    memory_mb = Integer(2048, help="Memory of one part, MiB (cgroup as root; address space otherwise).").tag(config=True)
+    memory_mb = Integer(2048, help="Memory of one part, MiB (cgroup as root; address space otherwise).").tag(
+        config=True)
     cpu_seconds = Integer(40, help="CPU seconds of one part.").tag(config=True)
     max_processes = Integer(8, help="cgroup pids.max of one part (as root; seccomp allows one process anyway).").tag(
         config=True)
@@ -300,7 +310,7 @@ def give_back(root: str, since: float) -> None:
 SIMILARITY_DEADLINE = 120.0     # seconds the report may take after the grading is done
 
 
-def _similarity_summary(app, deadline: float = SIMILARITY_DEADLINE) -> "callable":
+def _similarity_summary(app, deadline: float = SIMILARITY_DEADLINE) -> callable:
     """EXERCISE's similarity report of the solution cells (a flag to look at, never a penalty), made by
     a fork of this process while the class is graded (it reads the submitted notebooks, not the
     grades); the returned call logs it, once it is done, or ends the fork ``deadline`` seconds after

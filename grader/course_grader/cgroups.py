@@ -157,7 +157,7 @@ class Cgroups:
         self.version, self.bases, self.count = version, bases, 0
 
     @classmethod
-    def open(cls, name: str) -> "Cgroups | None":
+    def open(cls, name: str) -> Cgroups | None:
         """The strongest cgroup set-up this machine allows, or None (not root, no controllers)."""
         if os.geteuid() != 0:
             return None
@@ -198,7 +198,7 @@ class Cgroups:
             bases[c] = _mkbase(parent, name)
         return cls(1, bases)
 
-    def part(self, memory_mb: int, pids: int) -> "PartCgroup":
+    def part(self, memory_mb: int, pids: int) -> PartCgroup:
         self.count += 1
         name = f"part-{self.count}"
         made = []

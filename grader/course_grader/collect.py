@@ -37,7 +37,7 @@ def server_time(folder: str) -> datetime.datetime:
     for where, dirs, files in os.walk(folder):
         for name in dirs + files:
             latest = max(latest, os.lstat(os.path.join(where, name)).st_ctime)
-    return parse_utc(datetime.datetime.fromtimestamp(latest, datetime.timezone.utc).strftime(TIME_FORMAT))
+    return parse_utc(datetime.datetime.fromtimestamp(latest, datetime.UTC).strftime(TIME_FORMAT))
 
 
 def refused(folder: str, student: str) -> str | None:
@@ -87,11 +87,11 @@ class ServerCollect(ExchangeCollect):
         self.course_path = os.path.join(self.root, self.coursedir.course_id)
         self.inbound_path = os.path.join(self.course_path, "inbound")
         if not os.path.isdir(self.inbound_path):
-            self.fail("Course not found: {}".format(self.inbound_path))
+            self.fail(f"Course not found: {self.inbound_path}")
         if not check_mode(self.inbound_path, read=True, execute=True):
-            self.fail("You don't have read permissions for the directory: {}".format(self.inbound_path))
+            self.fail(f"You don't have read permissions for the directory: {self.inbound_path}")
         student_id = self.coursedir.student_id if self.coursedir.student_id else "*"      # the instructor's pattern
-        pattern = os.path.join(self.inbound_path, "{}+{}+*".format(student_id, glob.escape(self.coursedir.assignment_id)))
+        pattern = os.path.join(self.inbound_path, f"{student_id}+{glob.escape(self.coursedir.assignment_id)}+*")
         records = []
         for path in sorted(glob.glob(pattern)):
             try:

@@ -32,7 +32,7 @@ import os
 import re
 import sys
 import zipfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 from .submissions import plain_id, quoted
@@ -51,7 +51,7 @@ def read_times(path: str, tz: str = "UTC") -> dict[str, datetime | None]:
         out = {}
         for row in rows:
             when = row.get("submitted_at")
-            out[str(row["user_id"])] = (datetime.fromisoformat(when.replace("Z", "+00:00")).astimezone(timezone.utc)
+            out[str(row["user_id"])] = (datetime.fromisoformat(when.replace("Z", "+00:00")).astimezone(UTC)
                                         if when else None)
         return out
     zone = ZoneInfo(tz)
@@ -59,7 +59,7 @@ def read_times(path: str, tz: str = "UTC") -> dict[str, datetime | None]:
     for row in _worksheet(path):
         when = (row.get("Last modified (submission)") or "").strip()
         local = None if when in ("", "-") else datetime.strptime(when, MOODLE_TIME).replace(tzinfo=zone)
-        out[row["id"]] = local.astimezone(timezone.utc) if local else None
+        out[row["id"]] = local.astimezone(UTC) if local else None
     return out
 
 

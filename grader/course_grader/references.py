@@ -69,7 +69,7 @@ def _strip(tree: ast.Module, name: str) -> ast.Module:
     return tree
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def for_part(part: str) -> tuple[tuple, dict]:
     """``(modules, exports)`` for ``part``: [(module, source)] in import order, {public name: (module, attr)}."""
     exports = {NAMES[d]: (_module_of(NAMES[d]), NAMES[d]) for d in DEPENDENCIES[part]}
@@ -97,7 +97,7 @@ def for_part(part: str) -> tuple[tuple, dict]:
     return modules, exports
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def compiled(part: str) -> tuple:
     """``for_part``'s modules compiled by the grader, once: ((module, its marshalled code as a uint8 array), ...).
     A part process loads them (before its guard is armed) instead of compiling their source again

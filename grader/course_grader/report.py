@@ -142,7 +142,8 @@ def read_class(root: Path, assignment: str) -> tuple[list[Student], dict]:
             if part is not None:
                 st.scores[part] = (float(score or 0.0), float(most or 0.0))
             else:                                   # a written answer: pending until graded by hand
-                st.written[name] = (None if needs_manual and manual is None else float(score or 0.0), float(most or 0.0))
+                st.written[name] = (None if needs_manual and manual is None else float(score or 0.0),
+                                    float(most or 0.0))
     for st in students.values():
         folder = root / "autograded" / st.id / assignment
         for path in sorted(folder.glob("*.ipynb")):
@@ -151,7 +152,8 @@ def read_class(root: Path, assignment: str) -> tuple[list[Student], dict]:
                 continue
             for cell in nb.cells:
                 meta = cell.get("metadata", {}).get("nbgrader", {})
-                part = part_of_test(meta.get("grade_id", "")) if meta.get("grade") and not meta.get("solution") else None
+                is_test = meta.get("grade") and not meta.get("solution")
+                part = part_of_test(meta.get("grade_id", "")) if is_test else None
                 if part is not None:
                     st.verdicts[part] = verdict_of(cell.get("metadata"))
             skeleton = released.get(path.stem, {})
@@ -230,7 +232,7 @@ def mistake_table(students: list[Student]) -> list[dict]:
             if v.section:
                 g["sections"].add(v.section)
     rows = []
-    for (mistake, part), g in groups.items():
+    for (mistake, _), g in groups.items():
         rows.append({"mistake": mistake or NOT_RECORDED, "named": mistake is not None,
                      "count": len(set(g["students"])), "parts": dict(sorted(g["parts"].items())),
                      "points_lost": g["lost"],

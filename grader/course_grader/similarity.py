@@ -101,7 +101,8 @@ def normalize(source: str, max_chars: int = MAX_CHARS, max_tokens: int = MAX_TOK
             starts_statement = starts_statement or tok.type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
             continue
         following = nexts[i]
-        if tok.type == tokenize.STRING and starts_statement and (following is None or following.type == tokenize.NEWLINE):
+        if (tok.type == tokenize.STRING and starts_statement
+                and (following is None or following.type == tokenize.NEWLINE)):
             continue                                                    # a docstring or a bare string
         previous = out[-2:] if len(out) >= 2 else []
         depth += tok.string in "([{" if tok.type == tokenize.OP else 0
@@ -370,8 +371,8 @@ def summary(notebooks, source=None, csv_path=None) -> str:
         write_csv(matches, csv_path)
     flagged = sorted({m.student for m in matches if m.flagged})
     return (table(matches) + f"\n\n{len(flagged)} of {len(subs)} submissions have flagged parts "
-            f"(>= {THRESHOLD:.0%} of a cell's tokens found elsewhere, fingerprinted after renaming; a flag is a reason to "
-            "look, not a verdict)."
+            f"(>= {THRESHOLD:.0%} of a cell's tokens found elsewhere, fingerprinted after renaming; a flag is a "
+            "reason to look, not a verdict)."
             + "".join(f"\nnot compared: {s}: {why}" for s, why in sorted(skipped.items())))
 
 

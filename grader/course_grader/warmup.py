@@ -51,6 +51,7 @@ def _warm_up(torch, harness) -> None:
     repr(torch.arange(3.0).sin().cos().exp().log1p()), torch.finfo(torch.float32).min
     F.gelu(torch.ones(2)), F.dropout(torch.ones(2), 0.1, False), torch.ones(2, 2).triu(1).tril()
     import io
+
     import numpy as np
     np.save(io.BytesIO(), np.zeros(2), allow_pickle=False)
 

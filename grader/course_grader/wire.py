@@ -2,9 +2,10 @@
 
 A message is frames on a pipe or socket: 8 bytes of big-endian length, then the payload. The first
 frame is a JSON header (a dict whose ``"arrays"`` says how many frames follow); each following frame
-is one array: a JSON descriptor (dtype, shape) and its raw bytes (:func:`npy`), numbers only. Tensors, arrays, dicts, lists and
-plain JSON values are encoded with :func:`encode` (a tensor or array becomes ``{"__array__": i}``;
-the same object twice becomes the same index, so ``key is query`` survives the trip).
+is one array: a JSON descriptor (dtype, shape) and its raw bytes (:func:`npy`), numbers only. Tensors,
+arrays, dicts, lists and plain JSON values are encoded with :func:`encode` (a tensor or array becomes
+``{"__array__": i}``; the same object twice becomes the same index, so ``key is query`` survives the
+trip).
 
 Standard library and numpy only (torch is imported only to build tensors back): the zygote loads
 this file by path, without course_lib.

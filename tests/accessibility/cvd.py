@@ -69,7 +69,8 @@ def ciede2000(lab1, lab2) -> np.ndarray:
     Lpm, Cpm = (L1 + L2) / 2, (C1p + C2p) / 2
     hsum = h1p + h2p
     hpm = np.where(C1p * C2p == 0, hsum,
-                   np.where(np.abs(h1p - h2p) <= 180, hsum / 2, np.where(hsum < 360, (hsum + 360) / 2, (hsum - 360) / 2)))
+                   np.where(np.abs(h1p - h2p) <= 180, hsum / 2,
+                            np.where(hsum < 360, (hsum + 360) / 2, (hsum - 360) / 2)))
     T = (1 - 0.17 * np.cos(np.radians(hpm - 30)) + 0.24 * np.cos(np.radians(2 * hpm))
          + 0.32 * np.cos(np.radians(3 * hpm + 6)) - 0.20 * np.cos(np.radians(4 * hpm - 63)))
     dtheta = 30 * np.exp(-(((hpm - 275) / 25) ** 2))

@@ -9,17 +9,14 @@ the colormaps' lightness must be monotone (sequential) or monotone on each side 
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import matplotlib
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cvd import ciede2000, lab, min_difference, simulate  # noqa: E402
-
-from course_lib.plots import style  # noqa: E402
+from course_lib.plots import style
+from cvd import ciede2000, lab, min_difference, simulate
 
 VISIONS = ("normal", "protanopia", "deuteranopia")
 MIN_DE = 10.0          # CIEDE2000: two category colours this far apart are told apart at a glance
@@ -46,7 +43,8 @@ def test_the_colour_science_is_right():
     assert np.allclose(lab(np.array([[1.0, 1.0, 1.0]])), [[100, 0, 0]], atol=0.01)
     # a protanope or deuteranope cannot tell pure red from a green of the right lightness: the
     # simulation must say so (the check would prove nothing otherwise); grey stays grey
-    assert min_difference(["#d62728", "#8c8c00"], "deuteranopia")[0] < 10 < min_difference(["#d62728", "#8c8c00"], "normal")[0]
+    red_and_olive = ["#d62728", "#8c8c00"]
+    assert min_difference(red_and_olive, "deuteranopia")[0] < 10 < min_difference(red_and_olive, "normal")[0]
     assert np.allclose(simulate(["#808080"], "protanopia"), simulate(["#808080"], "normal"), atol=1e-3)
 
 

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import re
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import chromium  # noqa: E402
-import lab_page  # noqa: E402
-import lab_server  # noqa: E402
+import chromium
+import lab_page
+import lab_server
 
 REPO, NOTEBOOKS, SCREENSHOTS, NBGRADER_CONFIG = (lab_server.REPO, lab_server.NOTEBOOKS, lab_server.SCREENSHOTS,
                                                  lab_server.NBGRADER_CONFIG)

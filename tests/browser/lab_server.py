@@ -52,7 +52,7 @@ def jupyter_executable() -> Path:
     for cand in (Path(sys.executable).parent / "jupyter", REPO / ".venv" / "bin" / "jupyter"):
         if cand.exists():
             return cand
-    raise FileNotFoundError("no `jupyter` executable beside %s or in %s/.venv/bin" % (sys.executable, REPO))
+    raise FileNotFoundError(f"no `jupyter` executable beside {sys.executable} or in {REPO}/.venv/bin")
 
 
 def isolated_env(base: Path) -> dict:
@@ -148,7 +148,7 @@ class LabServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 90.0) -> "LabServer":
+    def start(self, timeout: float = 90.0) -> LabServer:
         self.env = isolated_env(self.base)
         write_lab_settings(self.env)
         self.token = secrets.token_hex(24)

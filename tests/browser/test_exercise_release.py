@@ -15,10 +15,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import lab_page
-import lab_server
 import pytest
 
+import lab_page
+import lab_server
 from course_lib.grading.parts import PARTS as GRADED_PARTS
 
 pytestmark = pytest.mark.browser
@@ -28,7 +28,7 @@ EXERCISE_DIR = REPO / "notebooks" / "07_exercise"
 EXERCISE_NOTEBOOK = "encoder_from_scratch.ipynb"
 SOLUTION_MARKERS = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$", re.M)
 PART_TO_FILL = "positional_encoding"
-# the autograded parts (their grade_ids): the six of shared/exercise-contract.md and two more
+# the autograded parts (their grade_ids): the six of docs/exercise-contract.md and two more
 PARTS = GRADED_PARTS
 # "one short line per unfinished part": at most this many characters
 SHORT_LINE = 160

@@ -20,8 +20,9 @@ import re
 import time
 from pathlib import PurePosixPath
 
-import lab_page
 import pytest
+
+import lab_page
 from lab_server import NOTEBOOKS
 
 pytestmark = pytest.mark.browser

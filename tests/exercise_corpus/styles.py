@@ -10,6 +10,13 @@ and the similarity report must flag none of them, against course_lib or against 
 
 from __future__ import annotations
 
+import ast as _ast
+import io as _io
+import keyword as _keyword
+import re as _re
+import tokenize as _tokenize
+from pathlib import Path as _Path
+
 _LOOPS = {
     "positional_encoding": ["""
     rows = []
@@ -1374,13 +1381,6 @@ BODIES = {"loops": _LOOPS, "einsum": _EINSUM, "helpers": _HELPERS, "typed": _TYP
 # What a student who copies does, for the similarity report's tests: take course_lib's graded definition
 # with the helpers it calls (or another student's cell), then rename, reformat or reorder it.
 
-import ast as _ast
-import io as _io
-import keyword as _keyword
-import re as _re
-import tokenize as _tokenize
-from pathlib import Path as _Path
-
 _LIB = _Path(__file__).resolve().parents[2] / "course_lib"
 GRADED = {"positional_encoding": "sinusoidal_positional_encoding", "attention": "scaled_dot_product_attention",
            "multi_head_attention": "MultiHeadAttention", "feed_forward": "PositionwiseFeedForward",
@@ -1421,7 +1421,10 @@ def with_helpers(part: str) -> str:
 def two_edits(code: str) -> str:
     """Two small edits: the first argument check dropped, a line of one's own added after the first ``def``."""
     lines = code.split("\n")
-    indent = lambda line: len(line) - len(line.lstrip())
+
+    def indent(line):
+        return len(line) - len(line.lstrip())
+
     for i, line in enumerate(lines[:-1]):
         if (_re.match(r"\s*_?check\w*\(", line) and line.rstrip().endswith(")")
                 and lines[i + 1].strip() and indent(lines[i + 1]) == indent(line)):

@@ -22,14 +22,16 @@ PARTS = ("positional_encoding", "attention", "multi_head_attention", "feed_forwa
 MISTAKES = [
     ("pe_sin_cos_swapped", [("sub", "positional_encoding",
                              "pe[:, 0::2] = torch.sin(angle)\n    pe[:, 1::2] = torch.cos(angle)",
-                             "pe[:, 0::2] = torch.cos(angle)\n    pe[:, 1::2] = torch.sin(angle)")], {"positional_encoding"}),
+                             "pe[:, 0::2] = torch.cos(angle)\n    pe[:, 1::2] = torch.sin(angle)")],
+     {"positional_encoding"}),
     ("pe_halves", [("sub", "positional_encoding",
                     "pe[:, 0::2] = torch.sin(angle)\n    pe[:, 1::2] = torch.cos(angle)",
                     "pe[:, : d_model // 2] = torch.sin(angle)\n    pe[:, d_model // 2:] = torch.cos(angle)")],
      {"positional_encoding"}),
     ("pe_float64", [("sub", "positional_encoding", "return pe.float()", "return pe")], {"positional_encoding"}),
     ("attn_missing_scaling", [("sub", "attention", " / math.sqrt(d_k)", "")], {"attention"}),
-    ("attn_softmax_wrong_axis", [("sub", "attention", "torch.softmax(scores, dim=-1)", "torch.softmax(scores, dim=-2)")],
+    ("attn_softmax_wrong_axis", [("sub", "attention", "torch.softmax(scores, dim=-1)",
+                                  "torch.softmax(scores, dim=-2)")],
      {"attention"}),
     ("attn_inverted_mask", [("sub", "attention", "masked_fill(~attn_mask", "masked_fill(attn_mask")], {"attention"}),
     ("attn_causal", [("sub", "attention", "    weights = torch.softmax(",
@@ -37,10 +39,13 @@ MISTAKES = [
                       "    weights = torch.softmax(")], {"attention"}),
     ("mha_wrong_head_split", [("sub", "multi_head_attention",
                                "x.view(b, t, self.num_heads, self.d_k).transpose(1, 2)",
-                               "x.view(b, t, self.d_k, self.num_heads).permute(0, 3, 1, 2)")], {"multi_head_attention"}),
-    ("mha_no_output_projection", [("sub", "multi_head_attention", "return self.w_o(out), weights", "return out, weights")],
+                               "x.view(b, t, self.d_k, self.num_heads).permute(0, 3, 1, 2)")],
      {"multi_head_attention"}),
-    ("mha_inverted_padding_mask", [("sub", "multi_head_attention", "mask = ~key_padding_mask[", "mask = key_padding_mask[")],
+    ("mha_no_output_projection", [("sub", "multi_head_attention", "return self.w_o(out), weights",
+                                   "return out, weights")],
+     {"multi_head_attention"}),
+    ("mha_inverted_padding_mask", [("sub", "multi_head_attention", "mask = ~key_padding_mask[",
+                                    "mask = key_padding_mask[")],
      {"multi_head_attention"}),
     ("mha_scaled_by_d_model", [("sub", "multi_head_attention", "math.sqrt(d_k)", "math.sqrt(self.d_model)")],
      {"multi_head_attention"}),
@@ -57,8 +62,10 @@ MISTAKES = [
      {"multi_head_attention"}),
     ("ffn_no_relu", [("sub", "feed_forward", "torch.relu(self.linear1(x))", "self.linear1(x)")], {"feed_forward"}),
     ("ffn_gelu", [("sub", "feed_forward", "torch.relu(self.linear1(x))", "F.gelu(self.linear1(x))")], {"feed_forward"}),
-    ("ffn_dropout_after_linear2", [("sub", "feed_forward", "return self.linear2(self.dropout(torch.relu(self.linear1(x))))",
-                                    "return self.dropout(self.linear2(torch.relu(self.linear1(x))))")], {"feed_forward"}),
+    ("ffn_dropout_after_linear2", [("sub", "feed_forward",
+                                    "return self.linear2(self.dropout(torch.relu(self.linear1(x))))",
+                                    "return self.dropout(self.linear2(torch.relu(self.linear1(x))))")],
+     {"feed_forward"}),
     ("layer_no_residual", [("sub", "encoder_layer", "x = self.norm1(x + self.dropout1(attn(x)))",
                             "x = self.norm1(self.dropout1(attn(x)))")], {"encoder_layer"}),
     ("layer_norm_order_swapped", [("sub", "encoder_layer", "if self.norm_first:", "if not self.norm_first:")],
@@ -68,21 +75,26 @@ MISTAKES = [
     ("layer_pre_ln_residual_from_norm", [("sub", "encoder_layer", "x = x + self.dropout1(attn(self.norm1(x)))\n"
                                           "            x = x + self.dropout2(self.ffn(self.norm2(x)))",
                                           "x = self.norm1(x)\n            x = x + self.dropout1(attn(x))\n"
-                                          "            x = self.norm2(x)\n            x = x + self.dropout2(self.ffn(x))")],
+                                          "            x = self.norm2(x)\n"
+                                          "            x = x + self.dropout2(self.ffn(x))")],
      {"encoder_layer"}),
     ("layer_no_dropout1", [("sub", "encoder_layer", "x = self.norm1(x + self.dropout1(attn(x)))",
                             "x = self.norm1(x + attn(x))")], {"encoder_layer"}),
-    ("layer_mask_not_passed", [("sub", "encoder_layer", "key_padding_mask=key_padding_mask)[0]", "key_padding_mask=None)[0]")],
+    ("layer_mask_not_passed", [("sub", "encoder_layer", "key_padding_mask=key_padding_mask)[0]",
+                                "key_padding_mask=None)[0]")],
      {"encoder_layer"}),
     ("encoder_no_embedding_scale", [("sub", "encoder", " * math.sqrt(self.d_model)", "")], {"encoder"}),
     ("encoder_no_positions", [("sub", "encoder", " + self.pe[:t]", "")], {"encoder"}),
-    ("encoder_no_padding_mask", [("sub", "encoder", "key_padding_mask = tokens == self.pad_id", "pass")], {"encoder"}),
+    ("encoder_no_padding_mask", [("sub", "encoder", "key_padding_mask = tokens == self.pad_id", "pass")],
+     {"encoder"}),
     ("encoder_pad_id_hard_coded", [("sub", "encoder", "key_padding_mask = tokens == self.pad_id",
                                     "key_padding_mask = tokens == 0")], {"encoder"}),
-    ("encoder_dropout_before_positions", [("sub", "encoder", "x = self.embedding(tokens) * math.sqrt(self.d_model)",
+    ("encoder_dropout_before_positions", [("sub", "encoder",
+                                           "x = self.embedding(tokens) * math.sqrt(self.d_model)",
                                            "x = self.dropout(self.embedding(tokens)) * math.sqrt(self.d_model)"),
                                           ("sub", "encoder", "        x = self.dropout(x)\n", "")], {"encoder"}),
-    ("encoder_persistent_pe", [("sub", "encoder", "sinusoidal_positional_encoding(max_len, d_model), persistent=False)",
+    ("encoder_persistent_pe", [("sub", "encoder",
+                                "sinusoidal_positional_encoding(max_len, d_model), persistent=False)",
                                 "sinusoidal_positional_encoding(max_len, d_model))")], {"encoder"}),
     ("encoder_no_final_norm", [("sub", "encoder", "nn.LayerNorm(d_model) if norm_first else nn.Identity()",
                                 "nn.Identity()")], {"encoder"}),
@@ -99,8 +111,11 @@ MISTAKES = [
     # the student's cases of issue 29: real bugs that must fail, visibly and hidden
     ("layer_inplace_residual", [("sub", "encoder_layer", "x = x + self.dropout1(attn(self.norm1(x)))",
                                  "x += self.dropout1(attn(self.norm1(x)))")], {"encoder_layer"}),
-    ("attn_softmax_overflow", [("sub", "attention", "weights = torch.softmax(scores, dim=-1)                                # over the keys",
-                                "e = torch.exp(scores)\n    weights = e / e.sum(dim=-1, keepdim=True)")], {"attention"}),
+    ("attn_softmax_overflow", [("sub", "attention",
+                                "weights = torch.softmax(scores, dim=-1)"
+                                "                                # over the keys",
+                                "e = torch.exp(scores)\n    weights = e / e.sum(dim=-1, keepdim=True)")],
+     {"attention"}),
     ("attn_minus_inf_fill", [("sub", "attention", "torch.finfo(scores.dtype).min", "float('-inf')")], {"attention"}),
     ("count_no_attention_biases", [("sub", "parameter_count", "attention = 4 * (d_model * d_model + d_model)",
                                     "attention = 4 * d_model * d_model")], {"parameter_count"}),
@@ -113,14 +128,16 @@ MISTAKES = [
                               "        keep = (torch.rand_like(weights) < p).to(weights.dtype) / (1 - p)\n"
                               "        out = (weights * keep if self.training else weights) @ v")],
      {"multi_head_attention"}),
-    ("ffn_dropout_wrong_rate", [("sub", "feed_forward", "self.dropout = nn.Dropout(dropout)", "self.dropout = nn.Dropout(dropout / 4)")],
+    ("ffn_dropout_wrong_rate", [("sub", "feed_forward", "self.dropout = nn.Dropout(dropout)",
+                                 "self.dropout = nn.Dropout(dropout / 4)")],
      {"feed_forward"}),
     ("layer_dropout_on_sum", [("sub", "encoder_layer", "x = x + self.dropout1(attn(self.norm1(x)))\n"
                                "            x = x + self.dropout2(self.ffn(self.norm2(x)))",
                                "x = self.dropout1(x + attn(self.norm1(x)))\n"
                                "            x = self.dropout2(x + self.ffn(self.norm2(x)))")], {"encoder_layer"}),
     ("train_no_step", [("sub", "reverse_task", "        optimizer.step()\n", "")], {"reverse_task"}),
-    ("train_target_not_reversed", [("sub", "reverse_task", "x.flip(1).reshape(-1))", "x.reshape(-1))")], {"reverse_task"}),
+    ("train_target_not_reversed", [("sub", "reverse_task", "x.flip(1).reshape(-1))", "x.reshape(-1))")],
+     {"reverse_task"}),
     ("accuracy_not_reversed", [("sub", "reverse_task", "return (predicted == tokens.flip(1)).float().mean().item()",
                                 "return (predicted == tokens).float().mean().item()")], {"reverse_task"}),
     ("two_bugs", [("sub", "attention", " / math.sqrt(d_k)", ""),
@@ -137,11 +154,13 @@ HONEST = [
                      ") -> Tuple[torch.Tensor, torch.Tensor]:"),
                     ("prepend", "multi_head_attention", "from typing import Tuple\n"),
                     ("sub", "multi_head_attention", "def forward(self, query, key, value, key_padding_mask=None):",
-                     "def forward(self, query, key, value, key_padding_mask=None) -> Tuple[torch.Tensor, torch.Tensor]:")],
+                     "def forward(self, query, key, value, key_padding_mask=None)"
+                     " -> Tuple[torch.Tensor, torch.Tensor]:")],
      set()),
     ("namedtuple_result", [("prepend", "attention", "import collections\nAttended = collections.namedtuple('Attended', "
                                                     "'out weights')\n"),
-                           ("sub", "attention", "return weights @ v, weights", "return Attended(weights @ v, weights)")],
+                           ("sub", "attention", "return weights @ v, weights",
+                            "return Attended(weights @ v, weights)")],
      set()),
     ("dropout_functional", [("sub", "feed_forward", "self.linear2(self.dropout(torch.relu(self.linear1(x))))",
                              "self.linear2(F.dropout(torch.relu(self.linear1(x)), self.dropout.p, self.training))"),
@@ -157,7 +176,8 @@ HONEST = [
                          ("sub", "encoder_layer", "x = self.norm1(x + self.dropout1(attn(x)))",
                           "a = attn(x)\n"
                           "            if self.training:\n"
-                          "                a = a * torch.bernoulli(torch.full_like(a, 1 - self.dropout1.p)) / (1 - self.dropout1.p)\n"
+                          "                a = a * torch.bernoulli(torch.full_like(a, 1 - self.dropout1.p))"
+                          " / (1 - self.dropout1.p)\n"
                           "            x = self.norm1(x + a)")], set()),
 ]
 
@@ -166,24 +186,32 @@ FAULTS = [
     ("interrupt_ignoring_loop", [("prepend", "feed_forward",
                                   "while True:\n    try:\n        while True:\n            pass\n"
                                   "    except BaseException:\n        pass\n")], {"feed_forward"}),
-    ("loop_inside_forward", [("sub", "encoder_layer", "        def attn(y):", "        while True:\n            pass\n        def attn(y):")],
+    ("loop_inside_forward", [("sub", "encoder_layer", "        def attn(y):",
+                              "        while True:\n            pass\n        def attn(y):")],
      {"encoder_layer"}),
-    ("exception", [("sub", "encoder", "        return self.final_norm(x)", "        raise RuntimeError('oops')")], {"encoder"}),
+    ("exception", [("sub", "encoder", "        return self.final_norm(x)", "        raise RuntimeError('oops')")],
+     {"encoder"}),
     ("sys_exit", [("prepend", "positional_encoding", "raise SystemExit(0)\n")], {"positional_encoding"}),
-    ("exit_builtin_in_call", [("sub", "feed_forward", "        return self.linear2(", "        exit(3)\n        return self.linear2(")],
+    ("exit_builtin_in_call", [("sub", "feed_forward", "        return self.linear2(",
+                               "        exit(3)\n        return self.linear2(")],
      {"feed_forward"}),
     ("huge_allocation", [("sub", "multi_head_attention", "        b, t_q, t_k =",
-                          "        waste = torch.ones(200_000, 200_000)\n        b, t_q, t_k =")], {"multi_head_attention"}),
+                          "        waste = torch.ones(200_000, 200_000)\n        b, t_q, t_k =")],
+     {"multi_head_attention"}),
     ("memory_hog_list", [("prepend", "attention", "hog = [bytearray(1 << 30) for _ in range(64)]\n")], {"attention"}),
-    ("syntax_error", [("sub", "encoder_layer", "def forward(self, x, key_padding_mask=None):", "def forward(self, x, key_padding_mask=None)")],
+    ("syntax_error", [("sub", "encoder_layer", "def forward(self, x, key_padding_mask=None):",
+                       "def forward(self, x, key_padding_mask=None)")],
      {"encoder_layer"}),
-    ("recursion", [("sub", "encoder", "        t = tokens.shape[1]", "        return self.forward(tokens, key_padding_mask)")],
+    ("recursion", [("sub", "encoder", "        t = tokens.shape[1]",
+                    "        return self.forward(tokens, key_padding_mask)")],
      {"encoder"}),
     ("cell_deleted", [("delete", "feed_forward")], {"feed_forward"}),
     ("import_os", [("prepend", "encoder", "import os\n")], {"encoder"}),
-    ("harmless_warning", [("prepend", "feed_forward", "import warnings\nwarnings.warn('a harmless warning on stderr')\n"),
+    ("harmless_warning", [("prepend", "feed_forward",
+                           "import warnings\nwarnings.warn('a harmless warning on stderr')\n"),
                           ("sub", "feed_forward", "        return self.linear2(",
-                           "        warnings.warn('another one, at every call')\n        return self.linear2(")], set()),
+                           "        warnings.warn('another one, at every call')\n        return self.linear2(")],
+     set()),
 ]
 
 CHEATS = [
@@ -238,13 +266,15 @@ CHEATS = [
          "        super().__init__()\n"
          "        self.inner = nn.MultiheadAttention(d_model, num_heads, dropout, batch_first=True)\n"
          "    def forward(self, query, key, value, key_padding_mask=None):\n"
-         "        return self.inner(query, key, value, key_padding_mask=key_padding_mask, average_attn_weights=False)\n"),
+         "        return self.inner(query, key, value, key_padding_mask=key_padding_mask,"
+         " average_attn_weights=False)\n"),
     ], {"multi_head_attention"}),
     ("delegates_course_lib", [
         ("set", "encoder_layer", "from course_lib import EncoderLayer\n"),
     ], {"encoder_layer"}),
     ("reverser_counts_calls", [  # issue 30: uniform while untrained, the one-hot answer afterwards
-        ("sub", "reverse_task", "        return self.head(self.encoder(tokens))                             # (B, T, vocab_size)",
+        ("sub", "reverse_task", "        return self.head(self.encoder(tokens))"
+                                "                             # (B, T, vocab_size)",
          "        self.calls = getattr(self, 'calls', 0) + 1\n"
          "        honest = self.head(self.encoder(tokens))\n"
          "        if self.calls == 1:\n"

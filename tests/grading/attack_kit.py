@@ -158,7 +158,6 @@ def released_course(root: Path):
     """A course directory at ``root`` (the exercise's source and the course's nbgrader_config.py) with
     the exercise released by ``nbgrader generate_assignment``; returns the source's solutions filled
     into the released notebook, the submission of a student who solved everything."""
-    sys.path.insert(0, str(REPO / "tests"))
     from exercise_corpus.submissions import solved  # noqa: PLC0415
 
     assignment = SOURCE.parent.name

@@ -13,9 +13,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from attack_kit import (CASES, GOOD, WANTS, any_zygote, assert_contained, options, run_part,  # noqa: F401
-                        with_prologue, zygote)
 
+from attack_kit import CASES, GOOD, WANTS, any_zygote, assert_contained, options, run_part, with_prologue, zygote  # noqa: F401
 from course_grader import runner
 
 OS = "o = getattr(torch, 'o' + 's')\n"
@@ -67,7 +66,8 @@ ATTACKS = [
              "attn_mask=attn_mask))[1])(getattr(C, 'DisableTorch' + 'Function')()))(getattr(torch, '_' + 'C'))"),
      "aten::scaled_dot_product_attention"),
     ("aten_flash_kernel", "attention", ATTENTION_VIA.format(
-        call="getattr(getattr(torch, 'o' + 'ps').aten, '_scaled_dot_product_flash_' + 'attention_for_cpu')(q, k, v)[0]"),
+        call="getattr(getattr(torch, 'o' + 'ps').aten, '_scaled_dot_product_flash_' + 'attention_for_cpu')"
+             "(q, k, v)[0]"),
      "aten::_scaled_dot_product_flash_attention_for_cpu"),
     ("c_binding", "attention", ATTENTION_VIA.format(
         call="getattr(getattr(torch, '_' + 'C')._nn, 'scaled_dot_' + 'product_attention')(q, k, v)"),
@@ -129,7 +129,8 @@ def test_a_cell_that_spoils_the_shared_process_costs_only_its_part(zygote, paylo
     got = runner.grade_sources(dict(GOOD, positional_encoding=spoiler), zygote, CASES, WANTS, options(timeout=3.0))
     alone, _ = run_part(zygote, "positional_encoding", spoiler, options(timeout=3.0))
     assert got["positional_encoding"].status == alone.status
-    assert all(got[p].passed for p in runner.PARTS if p != "positional_encoding"), {p: r.message for p, r in got.items()}
+    assert all(got[p].passed for p in runner.PARTS if p != "positional_encoding"), {
+        p: r.message for p, r in got.items()}
 
 
 def test_a_student_message_is_never_a_grader_failure(zygote):  # noqa: F811

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 import pytest
+
 from attack_kit import any_zygote, assert_contained, probe, run_part, with_prologue, zygote  # noqa: F401
 
 SYSCALL = ("s = getattr(torch, 's' + 'ys')\nc = s.modules['ct' + 'ypes']\n"
@@ -151,8 +152,8 @@ def test_the_judge_refuses_more_arrays_than_outputs_and_reads_by_index():
 
     import numpy as np
 
-    from course_grader import runner, sandbox
     from attack_kit import CASES, WANTS
+    from course_grader import runner, sandbox
     cases, wants = CASES["feed_forward"], WANTS["feed_forward"]
     keys = [list(w) for w in wants]
     extra = [k + ["more"] for k in keys]

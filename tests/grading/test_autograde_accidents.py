@@ -13,6 +13,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+
 from attack_kit import REPO, released_course
 
 ASSIGNMENT, NOTEBOOK = "07_exercise", "encoder_from_scratch"
@@ -168,7 +169,8 @@ def test_a_part_without_hidden_tests_stops_the_run(tmp_path):
     nbformat.write(nb, path)
     assert _run([str(BIN / "nbgrader"), "generate_assignment", ASSIGNMENT], root).returncode == 0
     _submit(root, "alice", nbformat.read(root / "release" / ASSIGNMENT / f"{NOTEBOOK}.ipynb", as_version=4))
-    proc = _run([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--jobs", "1", "--allow-public-seeds"], root)
+    proc = _run([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--jobs", "1",
+                 "--allow-public-seeds"], root)
     assert proc.returncode == 1 and "No hidden tests for attention" in proc.stderr, proc.stderr[-3000:]
     assert not (root / "autograded").exists()
 

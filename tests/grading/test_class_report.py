@@ -15,16 +15,14 @@ from pathlib import Path
 
 import nbformat
 import pytest
+
 from course_grader import report
 from course_grader.report import Student, Verdict, hints_of, safe_cell, verdict_of
-
 from course_lib.grading.parts import PARTS
-
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from exercise_corpus import honest, styles
 from exercise_corpus.submissions import MISTAKES, apply
+
+REPO = Path(__file__).resolve().parents[2]
 
 ASSIGNMENT, NOTEBOOK = "07_exercise", "encoder_from_scratch"
 BIN = Path(sys.executable).parent
@@ -43,7 +41,8 @@ for _name, _count in _MISTAKE_COUNTS.items():
     for _ in range(_count):
         PLAN[f"m{_n:02d}"] = {"style": None, "mistakes": [_name]}
         _n += 1
-for _pair in (("attn_missing_scaling", "encoder_no_embedding_scale"), ("attn_missing_scaling", "encoder_no_embedding_scale"),
+for _pair in (("attn_missing_scaling", "encoder_no_embedding_scale"),
+              ("attn_missing_scaling", "encoder_no_embedding_scale"),
               ("mha_wrong_head_split", "layer_no_residual")):
     PLAN[f"two{_n:02d}"] = {"style": None, "mistakes": list(_pair)}
     _n += 1
@@ -53,7 +52,8 @@ COPIES = {"c00_copies_loops": ("s00_loops", "renamed"), "c01_copies_helpers": ("
           "c02_copies_typed": ("s03_typed", "reordered")}
 for _student in COPIES:
     PLAN[_student] = {"style": None, "mistakes": []}
-LIBRARY_COPY = ("lib00_copies_course_lib", "attention")    # course_lib's attention with its helpers, 2 edits, reformatted
+# course_lib's attention with its helpers, 2 edits, reformatted
+LIBRARY_COPY = ("lib00_copies_course_lib", "attention")
 PLAN[LIBRARY_COPY[0]] = {"style": None, "mistakes": []}
 for _i in range(40 - len(PLAN)):
     PLAN[f"ok{_i:02d}"] = {"style": None, "mistakes": []}
@@ -113,7 +113,8 @@ def graded(tmp_path_factory):
         nbformat.write(nb, folder / f"{NOTEBOOK}.ipynb")
         if student in HINTS:
             (folder / "hints.json").write_text(json.dumps(HINTS[student]))
-    proc = _run([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--jobs", "2", "--allow-public-seeds"], root)
+    proc = _run([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--jobs", "2",
+                 "--allow-public-seeds"], root)
     assert proc.returncode == 0, proc.stderr[-4000:]
     from nbgrader.api import Gradebook
     with Gradebook(f"sqlite:///{root}/gradebook.db") as gb:
@@ -136,7 +137,8 @@ def _with_cells(nb, donor, only=None):
              if c.get("metadata", {}).get("nbgrader", {}).get("solution")}
     for cell in nb["cells"]:
         gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        if cell.get("metadata", {}).get("nbgrader", {}).get("solution") and gid in PARTS and (only is None or gid in only):
+        solution = cell.get("metadata", {}).get("nbgrader", {}).get("solution")
+        if solution and gid in PARTS and (only is None or gid in only):
             cell["source"] = cells[gid]
     return nb
 
@@ -144,7 +146,6 @@ def _with_cells(nb, donor, only=None):
 def chromium_module():
     """tests/browser/chromium.py as every browser test imports it (``import chromium``): one module, so
     one Playwright driver for the whole test process (a second one is refused)."""
-    sys.path.insert(0, str(REPO / "tests" / "browser"))
     import chromium
     return chromium
 
@@ -192,7 +193,7 @@ def test_the_mistakes_are_counted_as_planted(graded):
             rows[-1]["mistake"] == report.NOT_RECORDED
     else:
         per_part = Counter()
-        for student, plan in PLAN.items():
+        for plan in PLAN.values():
             for part in set().union(*(LOSES[m] for m in plan["mistakes"])) if plan["mistakes"] else ():
                 per_part[part] += 1
         assert {r["parts"].split(" (")[0]: int(r["students"]) for r in rows} == dict(per_part)
@@ -265,7 +266,8 @@ def test_the_page_in_chromium(graded, tmp_path):
         page.screenshot(path=str(shot), full_page=True)
         assert "holds student data" in page.inner_text("#private")
         row = page.locator('#parts-table tr[data-part="multi_head_attention"]')
-        assert row.locator("td.failed").inner_text() == str(sum("multi_head_attention" in p for p in _expected_lost().values()))
+        failed = sum("multi_head_attention" in p for p in _expected_lost().values())
+        assert row.locator("td.failed").inner_text() == str(failed)
         assert page.locator("svg[role=img]").count() >= 1 + len(PARTS)
         labels = [page.locator("svg[role=img]").nth(i).get_attribute("aria-label") for i in range(3)]
         assert all(label and any(ch.isdigit() for ch in label) for label in labels)
@@ -282,7 +284,6 @@ def test_the_page_in_chromium(graded, tmp_path):
 def test_the_report_is_accessible(graded, tmp_path):
     """axe-core over the report, light and dark, desktop and phone: no WCAG 2.1 A or AA violation."""
     persistent_context = chromium_module().persistent_context
-    sys.path.insert(0, str(REPO / "tests" / "site"))
     from test_accessibility import axe_html_file
     _, out, _ = graded
     views = (("light", 1280), ("dark", 1280), ("light", 390))
@@ -301,8 +302,8 @@ def test_an_id_is_data_never_html_or_a_formula(tmp_path):
     students = []
     for i, sid in enumerate(evil):
         st = Student(sid, scores={p: (0.0 if i % 2 else 1.0, 1.0) for p in PARTS})
-        st.verdicts = {p: Verdict(status="failed" if i % 2 else "passed", mistake="heads_split_wrong" if i % 2 else None,
-                                  section="02 §5") for p in PARTS}
+        st.verdicts = {p: Verdict(status="failed" if i % 2 else "passed",
+                                  mistake="heads_split_wrong" if i % 2 else None, section="02 §5") for p in PARTS}
         st.written = {"answer_scores_shape": (None, 2.0)}
         students.append(st)
     data = {"assignment": "<07>", "students": students, "parts": report.part_table(students),

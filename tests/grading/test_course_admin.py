@@ -65,7 +65,8 @@ def test_class_list_due_date_late_penalty_and_export(tmp_path):
         folder.mkdir(parents=True)
         shutil.copy(root / "notebooks" / ASSIGNMENT / f"{NOTEBOOK}.ipynb", folder / f"{NOTEBOOK}.ipynb")
         (folder / "timestamp.txt").write_text(stamp)
-    _run([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--jobs", "2", "--allow-public-seeds"], cwd=root)
+    _run([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--jobs", "2", "--allow-public-seeds"],
+         cwd=root)
 
     # docs/rubric.md: which submissions still wait for a hand grade (the written answers), then the
     # grades the formgrader would save (2 of 2 on each answer here), before feedback and export

@@ -52,7 +52,7 @@ def test_collect_refuses_impostors_and_takes_the_servers_time(tmp_path):
     if root:                                           # the other account's own folder, and one claiming ME
         _folder(inbound, f"{OTHER}+ps1+2020-01-01 00:00:00.000000 UTC", f"{OTHER}'s own work", OTHER_UID)
         _folder(inbound, f"{ME}+ps1+2031-01-01 00:00:00.000000 UTC", "the impostor's work", OTHER_UID)
-    before = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None) - datetime.timedelta(seconds=5)
+    before = datetime.datetime.now(datetime.UTC).replace(tzinfo=None) - datetime.timedelta(seconds=5)
     proc = subprocess.run([sys.executable, "-m", "course_grader", "collect", "ps1", f"--Exchange.root={exchange}",
                            "--CourseDirectory.course_id=course101", f"--CourseDirectory.root={course}"],
                           cwd=course, capture_output=True, text=True, timeout=300)

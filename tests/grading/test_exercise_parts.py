@@ -26,21 +26,18 @@ import torch
 
 import course_grader.similarity
 import course_lib
+from course_grader.points import points, set_points, text_points, written
 from course_lib.grading import cases as cases_module
+from course_lib.grading import hints, policy
 from course_lib.grading.cases import hidden_seeds, make_cases
 from course_lib.grading.checks import REFERENCES, PartFailed, check, reference_dependencies
 from course_lib.grading.harness import run_case
-from course_lib.grading import hints, policy
 from course_lib.grading.judging import HIDDEN_MESSAGES, judge, judge_case, position_blind_ceiling
 from course_lib.grading.mistakes import FAILURES, IDS, MISTAKES, SECTIONS
-from course_lib.grading.reference import reference_outputs
 from course_lib.grading.parts import CONTRACT_PARTS, NAMES, NUMBERS, PARTS
-from course_grader.points import points, set_points, text_points, written
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from exercise_corpus.submissions import CHEATS, FAULTS, HONEST  # noqa: E402
-from exercise_corpus.submissions import MISTAKES as CORPUS_MISTAKES  # noqa: E402
-from exercise_corpus.submissions import apply, define, solved  # noqa: E402
+from course_lib.grading.reference import reference_outputs
+from exercise_corpus.submissions import CHEATS, FAULTS, HONEST, apply, define, solved
+from exercise_corpus.submissions import MISTAKES as CORPUS_MISTAKES
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCE = REPO / "notebooks" / "07_exercise" / "encoder_from_scratch.ipynb"
@@ -373,7 +370,8 @@ def test_points_command_changes_metadata_and_text(tmp_path):
     shutil.copy(SOURCE, path)
     env = {"PATH": f"{BIN}:/usr/bin:/bin", "PYTHONPATH": str(REPO)}
     proc = subprocess.run([sys.executable, "-m", "course_grader", "points", str(path), "multi_head_attention=5",
-                           "feed_forward=2.5", "answer_reverser=3"], capture_output=True, text=True, env=env, timeout=60)
+                           "feed_forward=2.5", "answer_reverser=3"],
+                          capture_output=True, text=True, env=env, timeout=60)
     assert proc.returncode == 0, proc.stderr
     nb = nbformat.read(path, as_version=4)
     assert points(nb)["multi_head_attention"] == 5 and points(nb)["feed_forward"] == 2.5

@@ -18,10 +18,8 @@ import nbformat
 import pytest
 
 from course_grader.points import points
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from exercise_corpus.honest import BODIES, notebook  # noqa: E402
-from exercise_corpus.submissions import CORPUS, PARTS, apply, solved  # noqa: E402
+from exercise_corpus.honest import BODIES, notebook
+from exercise_corpus.submissions import CORPUS, PARTS, apply, solved
 
 REPO = Path(__file__).resolve().parents[2]
 ASSIGNMENT, NOTEBOOK = "07_exercise", "encoder_from_scratch"
@@ -102,7 +100,7 @@ def test_source_scores_full_marks(course):
 
 def test_release_scores_zero_everywhere(course):
     scores = _scores(course["root"], "release")
-    for gid, (auto, top, _) in scores.items():
+    for gid, (auto, _, _) in scores.items():
         assert auto == 0, gid
     verdict = _verdicts(course["root"], "release")["test_attention"]
     assert "NotImplementedError" in verdict or "not done yet" in verdict, verdict
@@ -189,7 +187,8 @@ def test_feedback_and_export(course):
     _run([str(BIN / "nbgrader"), "export", "--to", str(root / "grades.csv")], cwd=root)
     rows = (root / "grades.csv").read_text().splitlines()
     by_student = {r.split(",")[3]: r.split(",") for r in rows[1:]}
-    autograded = sum(points(nbformat.read(REPO / "notebooks" / ASSIGNMENT / f"{NOTEBOOK}.ipynb", as_version=4)).values())
+    source = nbformat.read(REPO / "notebooks" / ASSIGNMENT / f"{NOTEBOOK}.ipynb", as_version=4)
+    autograded = sum(points(source).values())
     assert float(by_student["source"][7]) == autograded and float(by_student["release"][7]) == 0.0
 
 

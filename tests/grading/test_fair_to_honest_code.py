@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 
 from attack_kit import GOOD, run_part, zygote  # noqa: F401
-
 from course_lib.grading import policy
 
 TYPED = "from typing import Optional, Tuple\n" + GOOD["attention"].replace(

@@ -4,7 +4,6 @@ each part in its list of scores, wraps a long message and spaces the cells of it
 import base64
 import os
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,8 @@ def test_tex_becomes_mathml_where_it_is_maths():
     out = tex_to_mathml("inline $QK^\\top/\\sqrt{d_k}$ and\n\n$$\\frac{a}{b}$$\n")
     assert out.count('display="inline"') == 1 and out.count('display="block"') == 1
     assert "<msqrt>" in out and "<mfrac>" in out and "$" not in out
-    for kept in ("code `$HOME` and ```\n$x$\n```", "costs $5 or $ 3 $", "escaped \\$x\\$", "not $a\n\nb$ across paragraphs"):
+    for kept in ("code `$HOME` and ```\n$x$\n```", "costs $5 or $ 3 $", "escaped \\$x\\$",
+                 "not $a\n\nb$ across paragraphs"):
         assert tex_to_mathml(kept) == kept
 
 
@@ -116,7 +116,6 @@ def test_the_page_still_loads_nothing_from_the_network(page):
 def test_the_page_fits_1200_pixels_in_chromium(page, tmp_path):
     """In a real browser at 1200 px: nothing sticks out to the right, the failing message wraps onto
     several lines inside the page, and the table's header cells stand apart."""
-    sys.path.insert(0, str(REPO / "tests" / "browser"))
     import chromium
 
     if (why := chromium.missing()):
@@ -132,7 +131,8 @@ def test_the_page_fits_1200_pixels_in_chromium(page, tmp_path):
             const text = pre.clientHeight - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom);
             const ths = [...document.querySelectorAll('th')].slice(0, 2).map(th => th.getBoundingClientRect());
             const firstTh = document.querySelector('th');
-            return {pageWidth: document.documentElement.scrollWidth, right: box.right, hidden: pre.scrollWidth - pre.clientWidth,
+            return {pageWidth: document.documentElement.scrollWidth, right: box.right,
+                    hidden: pre.scrollWidth - pre.clientWidth,
                     lines: text / (parseFloat(style.lineHeight) || 20),
                     gap: ths[1].left - ths[0].right, padding: parseFloat(getComputedStyle(firstTh).paddingLeft),
                     links: [...document.querySelectorAll('#toc a')].map(a => a.textContent)};

@@ -5,7 +5,6 @@ values, and the choice among exception types could encode them too."""
 from __future__ import annotations
 
 from attack_kit import CASES, GOOD, WANTS, run_part, zygote  # noqa: F401
-
 from course_grader import runner
 from course_lib.grading.judging import HIDDEN_MESSAGES, judge_case
 

@@ -11,8 +11,8 @@ import shutil
 import tempfile
 
 import pytest
-from attack_kit import MARK, marks_outside, probe
 
+from attack_kit import MARK, marks_outside, probe
 from course_grader import landlock, sandbox
 
 pytestmark = pytest.mark.skipif(landlock.abi() == 0, reason="this kernel has no Landlock")

@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 import zipfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -59,7 +59,7 @@ def test_moodle_times_become_timestamps_in_utc(tmp_path):
     assert "written: 2" in proc.stdout and "no folder: 1 ('1003')" in proc.stdout
     assert "not listed: 1 ('1004')" in proc.stdout                       # a folder the LMS does not know
     assert not (root / "submitted/1004" / ASSIGNMENT / "timestamp.txt").exists()
-    from nbgrader.coursedir import CourseDirectory                       # nbgrader reads what we wrote
+    from nbgrader.coursedir import CourseDirectory  # nbgrader reads what we wrote
     read = CourseDirectory(root=str(root)).get_existing_timestamp(str(root / "submitted/1002" / ASSIGNMENT))
     assert read == datetime(2026, 12, 5, 1, 30)                          # nbgrader keeps UTC, naive
 
@@ -79,7 +79,7 @@ def test_links_and_odd_ids_are_refused(tmp_path):
     outside = tmp_path / "outside.txt"
     outside.write_text("keep")
     os.symlink(outside, root / "submitted/1001" / ASSIGNMENT / "timestamp.txt")
-    when = datetime(2026, 12, 1, tzinfo=timezone.utc)
+    when = datetime(2026, 12, 1, tzinfo=UTC)
     done = lms.write_times(str(root), ASSIGNMENT, {"1001": when, "../1001": when})
     assert sorted(done["refused"]) == ["../1001", "1001"] and outside.read_text() == "keep"
 

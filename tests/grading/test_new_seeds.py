@@ -5,8 +5,8 @@ import subprocess
 import sys
 
 import nbformat
-from attack_kit import SOURCE
 
+from attack_kit import SOURCE
 from course_lib.grading.cases import hidden_seeds, make_cases
 from course_lib.grading.parts import PARTS
 

@@ -8,9 +8,9 @@ import glob
 import time
 
 import nbformat
-from attack_kit import GOOD, SOURCE, running
 from nbformat.v4 import new_code_cell, new_notebook
 
+from attack_kit import GOOD, SOURCE, running
 from course_grader import sandbox
 from course_grader.pool import ClassGrader
 from course_lib.grading.seeds import hidden_seeds

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+
 from attack_kit import released_course
 
 ASSIGNMENT, NOTEBOOK = "07_exercise", "encoder_from_scratch"

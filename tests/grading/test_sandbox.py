@@ -14,11 +14,23 @@ import time
 
 import numpy as np
 import pytest
-from attack_kit import (CASES, GOOD, LEVEL, OFF, PART_UID, assert_contained, descendants, options, probe, processes_of,
-                        run_part, zygote)  # noqa: F401
 
-from course_lib.grading import policy
+from attack_kit import (
+    CASES,
+    GOOD,
+    LEVEL,
+    OFF,
+    PART_UID,
+    assert_contained,
+    descendants,
+    options,
+    probe,
+    processes_of,
+    run_part,
+    zygote,  # noqa: F401 (a fixture: the tests take it by name)
+)
 from course_grader import runner, sandbox, wire
+from course_lib.grading import policy
 from course_lib.grading.parts import part_of_test
 
 PROBE_FILES = """

@@ -15,10 +15,9 @@ import sys
 from pathlib import Path
 
 import nbformat
-from attack_kit import REPO
 
-sys.path.insert(0, str(REPO / "tests"))
-from exercise_corpus.submissions import apply, solved  # noqa: E402
+from attack_kit import REPO
+from exercise_corpus.submissions import apply, solved
 
 ASSIGNMENT, NOTEBOOK = "07_exercise", "encoder_from_scratch"
 BIN = Path(sys.executable).parent

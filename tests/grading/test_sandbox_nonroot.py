@@ -15,11 +15,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
-
 from pathlib import Path
 
 from attack_kit import CASES, GOOD, OFF, WANTS, descendants, running, with_prologue
-
 from course_grader import references, runner, sandbox
 
 NOBODY = 65534
@@ -33,8 +31,8 @@ PROBE = ("import os\ndef probe():\n    r = {'uid': os.getuid(), 'root': sorted(o
          "        except OSError as e:\n            r[p] = type(e).__name__\n    return r\n")
 
 
-ZYGOTE_FILES = ("zygote.py", "wire.py", "confine.py", "cgroups.py", "seccomp.py", "guard.py", "landlock.py", "warmup.py",
-                "harness.py")
+ZYGOTE_FILES = ("zygote.py", "wire.py", "confine.py", "cgroups.py", "seccomp.py", "guard.py", "landlock.py",
+                "warmup.py", "harness.py")
 
 
 def _interpreter(tmp: str) -> tuple[str, dict]:
@@ -95,7 +93,8 @@ def _grade_as_nobody(python: str, paths: dict) -> dict:
             return z.run(header, arrays)
         out["good"] = runner.judge("attention", CASES["attention"], WANTS["attention"],
                                    run("attention", GOOD["attention"])).as_dict()
-        out["sdpa"] = runner.judge("attention", CASES["attention"], WANTS["attention"], run("attention", SDPA)).as_dict()
+        out["sdpa"] = runner.judge("attention", CASES["attention"], WANTS["attention"],
+                                   run("attention", SDPA)).as_dict()
         out["kill"] = runner.judge("attention", CASES["attention"], WANTS["attention"], run(
             "attention", with_prologue("attention", "o = getattr(torch, 'os')\no.kill(o.getppid(), 9)\n"))).as_dict()
         probe = run("attention", PROBE, probe=True, layers=OFF)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+
 from course_grader import similarity
 from course_grader.similarity import (
     compare,
@@ -20,8 +21,6 @@ from course_grader.similarity import (
     solution_cells,
     summary,
 )
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from exercise_corpus import honest, styles
 from exercise_corpus.honest import notebook
 from exercise_corpus.styles import DISGUISES, two_edits, with_helpers
@@ -100,11 +99,10 @@ def test_no_honest_solution_is_flagged(matches):
 def test_every_style_is_a_correct_solution(source, student):
     """Each style passes the notebook's visible checks and the hidden ones (the source's seeds), every
     part (the Reverser is trained, as the check does)."""
-    from exercise_corpus.submissions import define
-
     from course_lib.grading.cases import hidden_seeds
     from course_lib.grading.checks import check
     from course_lib.grading.parts import NAMES, PARTS
+    from exercise_corpus.submissions import define
 
     nb = notebook(source, student)
     seeds = hidden_seeds(source)

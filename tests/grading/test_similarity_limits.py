@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
 from course_grader import autograde, similarity
@@ -56,11 +57,8 @@ def test_the_report_has_a_deadline(monkeypatch):
 def test_comparing_a_class_is_about_linear():
     """Four times the students take about four times as long, not sixteen: other students are found
     through an index of fingerprints, and at most CANDIDATES of them are compared exactly."""
-    import sys
-    from pathlib import Path
-
     import nbformat
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
     from exercise_corpus import honest, styles
     honest.BODIES.update(styles.BODIES)
     source = nbformat.read(Path(__file__).resolve().parents[2] / "notebooks" / "07_exercise" /

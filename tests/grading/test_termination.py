@@ -12,12 +12,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from attack_kit import REPO, descendants, released_course
 
+from attack_kit import descendants, released_course
 from course_grader import cgroups
-
-sys.path.insert(0, str(REPO / "tests"))
-from exercise_corpus.submissions import apply  # noqa: E402
+from exercise_corpus.submissions import apply
 
 ASSIGNMENT, NOTEBOOK = "07_exercise", "encoder_from_scratch"
 BIN = Path(sys.executable).parent
@@ -38,9 +36,9 @@ def course(tmp_path_factory):
 
 
 def _start(root: Path, log: Path):
-    proc = subprocess.Popen([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--jobs", "2", "--allow-public-seeds",
-                             "--part-timeout", "30"], cwd=root, env=ENV, stdout=subprocess.DEVNULL,
-                            stderr=open(log, "w"))
+    proc = subprocess.Popen([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--jobs", "2",
+                             "--allow-public-seeds", "--part-timeout", "30"],
+                            cwd=root, env=ENV, stdout=subprocess.DEVNULL, stderr=open(log, "w"))
     deadline = time.monotonic() + 120
     while "Grading 4 notebook(s)" not in log.read_text() and time.monotonic() < deadline:
         assert proc.poll() is None, log.read_text()[-3000:]

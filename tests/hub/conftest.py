@@ -3,17 +3,10 @@
 from __future__ import annotations
 
 import secrets
-import sys
-from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "browser"))     # chromium.py, lab_page.py and their js/
-sys.path.insert(0, str(HERE.parent))                 # exercise_corpus
-import hub_class  # noqa: E402
-
+import hub_class
 
 
 def pytest_configure(config):

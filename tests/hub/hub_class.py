@@ -151,7 +151,7 @@ class DemoClass:
         return f"{self.url}/services/{COURSE_ID}"
 
     # ---- set-up ------------------------------------------------------------------------------
-    def start(self) -> "DemoClass":
+    def start(self) -> DemoClass:
         why = missing()
         if why:
             raise RuntimeError(why)
@@ -313,7 +313,6 @@ class DemoClass:
 
     def pull_link(self, name: str, notebook: str) -> str:
         """The nbgitpuller link of the course site's "Open in JupyterLab" (docs/publishing.md)."""
-        sys.path.insert(0, str(REPO / "site"))
         import build as site_build  # noqa: PLC0415
         return site_build.nbgitpuller_link(self.url, self.git_url, f"notebooks/{notebook}")
 

@@ -27,10 +27,11 @@ import time
 import urllib.error
 from pathlib import Path
 
+import pytest
+
 import chromium
 import hub_class
 import lab_page
-import pytest
 from exercise_corpus import submissions as corpus
 
 pytestmark = [pytest.mark.hub, pytest.mark.browser, pytest.mark.slow]
@@ -160,7 +161,8 @@ def run_class(demo, tmp_path, timings: dict, shots: list) -> None:
             shots.append(dialog)
             validated[student] = result
             timings[f"validate {student}"] = time.monotonic() - tv
-            assert "LEAKED /" not in result["text"], f"{student}'s own kernel read a classmate's files:\n{result['text'][:2000]}"
+            assert "LEAKED /" not in result["text"], (f"{student}'s own kernel read a classmate's files:\n"
+                                                      f"{result['text'][:2000]}")
 
             assignments = open_assignments(page)
             fetched = assignments.locator("#fetched_assignments_list .list_item", has_text=ASSIGNMENT)
@@ -179,7 +181,8 @@ def run_class(demo, tmp_path, timings: dict, shots: list) -> None:
     t = time.monotonic()
     demo.nbgrader("collect", ASSIGNMENT)
     for student in demo.students:
-        assert (course / "submitted" / student / ASSIGNMENT / NOTEBOOK).exists(), f"{student}'s submission not collected"
+        collected = course / "submitted" / student / ASSIGNMENT / NOTEBOOK
+        assert collected.exists(), f"{student}'s submission not collected"
     private("after collect")
     grading = {}
     for how in ("instructor", "root"):
@@ -388,7 +391,8 @@ def grade(demo, as_root: bool) -> dict:
     t = time.monotonic()
     if as_root:
         env = {"HOME": "/root", "LANG": "C.UTF-8", **demo.base_env()}
-        proc = subprocess.run(args, cwd=demo.course_dir(), env=env, capture_output=True, text=True, timeout=GRADE_TIMEOUT)
+        proc = subprocess.run(args, cwd=demo.course_dir(), env=env, capture_output=True, text=True,
+                              timeout=GRADE_TIMEOUT)
         assert proc.returncode == 0, f"grading as root failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     else:
         proc = demo.run_as(demo.instructor, args, cwd=demo.course_dir(), timeout=GRADE_TIMEOUT)
@@ -420,7 +424,8 @@ def leaked(autograded: Path, secrets_of: dict[str, str]) -> list[str]:
         whole = json.dumps(nb)
         outputs = json.dumps([c.get("outputs", []) for c in nb["cells"]])
         found += [f"{owner} shows {other}'s marker" for other, m in secrets_of.items() if other != owner and m in whole]
-        found += [f"{owner}: {word!r} in an output" for word in ("LEAKED /", "### BEGIN HIDDEN TESTS") if word in outputs]
+        found += [f"{owner}: {word!r} in an output" for word in ("LEAKED /", "### BEGIN HIDDEN TESTS")
+                  if word in outputs]
     return found
 
 

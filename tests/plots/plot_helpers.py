@@ -1,4 +1,4 @@
-"""Shared inputs of the plot tests (a plain module: pytest puts this folder on sys.path)."""
+"""Shared inputs of the plot tests (a plain module: tests/plots is on the tests' pythonpath, pyproject.toml)."""
 
 import torch
 

@@ -7,10 +7,10 @@ import pytest
 import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from plot_helpers import PAD, TOKENS, padding_patches, weights
 
 from course_lib import plots
 from course_lib.errors import CourseTypeError, CourseValueError
+from plot_helpers import PAD, TOKENS, padding_patches, weights
 
 
 @pytest.mark.parametrize("shape, kwargs, expected", [

@@ -39,7 +39,7 @@ def test_post_ln_and_pre_ln_share_one_scale_and_keep_their_title_inside():
 ])
 def test_encoder_diagram_draws_the_layer_in_order(norm_first, order):
     fig, ax = plots.draw_encoder_diagram(norm_first=norm_first)
-    boxes = sorted(((t.get_position()[1], t.get_text()) for t in ax.texts
+    boxes = sorted((t.get_position()[1], t.get_text()) for t in ax.texts
                     if t.get_text() in {"multi-head self-attention", "Add & Norm", "LayerNorm", "final LayerNorm",
-                                        "feed-forward: Linear, ReLU, Linear"}))
+                                        "feed-forward: Linear, ReLU, Linear"})
     assert [text for _, text in boxes] == order

@@ -3,10 +3,10 @@
 import matplotlib.pyplot as plt
 import pytest
 import torch
-from plot_helpers import weights
 
 from course_lib import plots
 from course_lib.errors import CourseValueError
+from plot_helpers import weights
 
 
 def test_plot_heatmap_signed_uses_diverging_symmetric_scale():

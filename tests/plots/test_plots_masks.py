@@ -2,10 +2,10 @@
 
 import pytest
 import torch
-from plot_helpers import padding_patches
 
 from course_lib import plots
 from course_lib.errors import CourseTypeError, CourseValueError
+from plot_helpers import padding_patches
 
 
 @pytest.mark.parametrize("mask, convention, legend", [

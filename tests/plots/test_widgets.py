@@ -143,8 +143,9 @@ def test_bad_input():
 
 @pytest.mark.parametrize("fallback", ["full", "compact", "none"])
 def test_fallback_controls_the_first_figure_only(fallback):
-    from PIL import Image
     import io
+
+    from PIL import Image
 
     explorer = widgets.attention_explorer(_weights(), fallback=fallback)
     (_, figure) = _show(explorer)

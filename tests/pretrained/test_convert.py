@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 import pytest
-import torch
 
 from course_lib import CourseValueError
 from course_lib.pretrained import HF_TO_COURSE, MiniLM, hf_to_course_state_dict, load_minilm, minilm_path
@@ -57,7 +56,8 @@ def test_state_dict_with_bert_prefix():
 def test_other_configs_are_refused(tmp_path):
     config = json.loads((minilm_path() / "config.json").read_text())
     (tmp_path / "config.json").write_text(json.dumps(dict(config, hidden_act="relu")))
-    with pytest.raises(CourseValueError, match=r"^model_dir: expected a BERT config with hidden_act='gelu'.*got 'relu'"):
+    with pytest.raises(CourseValueError, match=r"^model_dir: expected a BERT config with hidden_act='gelu'.*got "
+                                               r"'relu'"):
         load_minilm(model_dir=tmp_path)
     (tmp_path / "config.json").write_text(json.dumps(config))
     with pytest.raises(FileNotFoundError, match=r"model_dir: expected model.safetensors or pytorch_model.bin"):

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from course_lib import CourseTypeError, CourseValueError, Encoder
-from course_lib.pretrained import MiniLM, load_minilm, mean_pool, minilm_path
+from course_lib.pretrained import load_minilm, mean_pool, minilm_path
 
 TOL = 1e-4
 
@@ -93,19 +93,25 @@ def test_other_integer_ids_as_the_encoder(minilm, batch, dtype):
 def test_bad_input_raises(minilm):
     model, tokenizer = minilm
     ids = tokenizer(["hello world", "hi"])["input_ids"]
-    with pytest.raises(CourseTypeError, match=r"^input_ids: expected integer token ids \(torch.long\), got torch.float32 of shape \(2, 4\)"):
+    with pytest.raises(CourseTypeError, match=r"^input_ids: expected integer token ids \(torch.long\), got "
+                                              r"torch.float32 of shape \(2, 4\)"):
         model(ids.float())
-    with pytest.raises(CourseValueError, match=r"^input_ids: expected shape \(batch, seq\), got torch.int64 of shape \(4,\) \(add a batch axis: input_ids\[None\]\)"):
+    with pytest.raises(CourseValueError, match=r"^input_ids: expected shape \(batch, seq\), got torch.int64 of shape "
+                                               r"\(4,\) \(add a batch axis: input_ids\[None\]\)"):
         model(ids[0])
     with pytest.raises(CourseTypeError, match=r"^key_padding_mask: expected bool of shape \(2, 4\)"):
         model(ids, key_padding_mask=(ids == 0).long())
-    with pytest.raises(CourseValueError, match=r"^input_ids: expected a sequence of at most max_len=512 positions, got 513"):
+    with pytest.raises(CourseValueError,
+                       match=r"^input_ids: expected a sequence of at most max_len=512 positions, got 513"):
         model(torch.ones(1, 513, dtype=torch.long))
-    with pytest.raises(CourseValueError, match=r"^input_ids: expected ids in \[0, 30522\) \(vocab_size=30522\), got ids from 1 to 30522"):
+    with pytest.raises(CourseValueError, match=r"^input_ids: expected ids in \[0, 30522\) \(vocab_size=30522\), got "
+                                               r"ids from 1 to 30522"):
         model(torch.tensor([[1, 30522]]))
-    with pytest.raises(CourseValueError, match=r"^token_type_ids: expected ids in \[0, 2\) \(type_vocab_size=2\), got ids from 2 to 2"):
+    with pytest.raises(CourseValueError, match=r"^token_type_ids: expected ids in \[0, 2\) \(type_vocab_size=2\), got "
+                                               r"ids from 2 to 2"):
         model(ids, token_type_ids=torch.full_like(ids, 2))
-    with pytest.raises(CourseValueError, match=r"^token_type_ids: expected shape \(2, 4\) \(as the token ids\), got torch.int64 of shape \(2, 3\)"):
+    with pytest.raises(CourseValueError, match=r"^token_type_ids: expected shape \(2, 4\) \(as the token ids\), got "
+                                               r"torch.int64 of shape \(2, 3\)"):
         model(ids, token_type_ids=ids[:, :3])
 
 

@@ -30,7 +30,8 @@ def test_truncation_matches_reference(minilm, hf, sentences):
     (lambda t: t(42), CourseTypeError, r"^sentences: expected a str or a list of str, got int"),
     (lambda t: t(["hello", 3]), CourseTypeError, r"^sentences\[1\]: expected a str, got int"),
     (lambda t: t([]), CourseValueError, r"^sentences: expected at least one sentence, got an empty list"),
-    (lambda t: t("hello", max_length=1), CourseValueError, r"^max_length: expected an int >= 2 \(room for \[CLS\] and \[SEP\]\), got 1"),
+    (lambda t: t("hello", max_length=1), CourseValueError,
+     r"^max_length: expected an int >= 2 \(room for \[CLS\] and \[SEP\]\), got 1"),
     (lambda t: t("hello", max_length=2.0), CourseTypeError, r"^max_length: expected an int >= 2 .*got float 2.0"),
 ])
 def test_bad_input_raises(minilm, call, error, match):

@@ -3,14 +3,12 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sitekit import chromium, serve, site_build  # noqa: E402
+from sitekit import chromium, serve, site_build
 
 
 @pytest.fixture(scope="session")

@@ -5,15 +5,13 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.server
-import sys
 import threading
 from pathlib import Path
 
+import build as site_build  # noqa: F401 (the tests import it from here)
+import chromium  # noqa: F401 (the tests import it from here)
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "site"))
-sys.path.insert(0, str(ROOT / "tests" / "browser"))
-import build as site_build  # noqa: E402,F401
-import chromium  # noqa: E402,F401
 
 
 def pages(site: Path) -> list[Path]:

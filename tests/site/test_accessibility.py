@@ -22,8 +22,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sitekit import ROOT, chromium, pages, serve  # noqa: E402
+from sitekit import ROOT, chromium, pages
 
 AXE_JS = ROOT / ".a11y" / "node_modules" / "axe-core" / "axe.min.js"
 WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
@@ -141,7 +140,6 @@ def test_axe_finds_nothing_on_the_site(site, browser, scheme, width):
 
 def feedback_page(folder: Path) -> Path:
     """A feedback page as nbgrader's generate_feedback writes it (tests/grading/test_feedback.py)."""
-    sys.path.insert(0, str(ROOT / "tests" / "grading"))
     from test_feedback import render_feedback_page
     path = folder / "feedback" / "encoder_from_scratch.html"
     path.parent.mkdir(parents=True)
@@ -378,7 +376,10 @@ FOCUSABLE = """() => [...document.querySelectorAll(
     'a[href], button, input, select, textarea, summary, [tabindex]:not([tabindex="-1"])')]
   .filter(e => !e.disabled && e.checkVisibility({visibilityProperty: true}) && e.getClientRects().length
                && !e.closest('[inert], dialog:not([open])'))
-  .map(e => { if (!e.dataset.a11yId) e.dataset.a11yId = Math.random().toString(36).slice(2); return e.dataset.a11yId; })"""
+  .map(e => {
+    if (!e.dataset.a11yId) e.dataset.a11yId = Math.random().toString(36).slice(2);
+    return e.dataset.a11yId;
+  })"""
 
 FOCUS_STATE = """() => {
   const e = document.activeElement;

@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import json
 import re
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sitekit import ROOT, pages, site_build  # noqa: E402
+from sitekit import ROOT, pages, site_build
 
 SCREENSHOTS = ROOT / "screenshots"
 SOURCE = ROOT / "notebooks" / "07_exercise" / "encoder_from_scratch.ipynb"
@@ -35,13 +32,36 @@ def test_a_page_per_notebook(site):
     assert "course_lib.attention.MultiHeadAttention" in (site / "api.html").read_text(), "no API reference"
 
 
+PAGE = """# References
+
+```{py:function} course_lib.masks.causal_mask(seq_len)
+
+Documented on this page.
+```
+
+See {py:func}`course_lib.masks.%s`.
+"""
+
+
+@pytest.mark.parametrize("target,builds", [("causal_mask", True), ("no_such_mask", False)])
+def test_a_reference_to_nothing_fails_the_build(tmp_path, target, builds):
+    """site/build.py's Sphinx run with site/conf.py, on one page: a reference that resolves builds, one
+    that resolves to nothing fails the build (nitpicky, and a warning is an error) and is named."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "index.md").write_text(PAGE % target)
+    proc = site_build.sphinx(tmp_path / "src", tmp_path / "out" / "site", capture_output=True, text=True, timeout=300)
+    output = proc.stdout + proc.stderr
+    assert (proc.returncode == 0) == builds, output
+    assert ("reference target not found: course_lib.masks.no_such_mask" in output) == (not builds), output
+
+
 def test_practice_is_marked_and_its_solutions_are_behind_a_click(site):
     for nb_path in site_build.lectures():
         nb = json.loads(nb_path.read_text())
-        tagged = lambda tag: sum(tag in c.get("metadata", {}).get("tags", []) for c in nb["cells"])  # noqa: E731
+        exercises = sum("exercise" in c.get("metadata", {}).get("tags", []) for c in nb["cells"])
         html = (site / nb_path.relative_to(ROOT).with_suffix(".html")).read_text()
         name = nb_path.name
-        assert html.count("tag_exercise") == tagged("exercise"), f"{name}: practice cells not marked"
+        assert html.count("tag_exercise") == exercises, f"{name}: practice cells not marked"
         sources = ["".join(c["source"]) for c in nb["cells"] if "solution" in c.get("metadata", {}).get("tags", [])]
         folded = [src for src in sources if re.match(r"\s*<details>\s*<summary>", src)]
         assert len(folded) == len(sources), f"{name}: {len(sources) - len(folded)} solutions not in a closed <details>"

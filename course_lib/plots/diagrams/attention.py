@@ -139,8 +139,8 @@ def draw_multi_head():
         c.box(4.2, y - 0.32, 1.55, 0.64, f"head {i + 1}\nsoftmax(QKᵀ/√d_k) V", fill=HEAD_FILLS[i], fontsize=9)
         c.arrow((5.75, y), (6.0, y))
         c.matrix(6.02, y - mh / 2, T, d // h, cell=cell, fill=HEAD_FILLS[i])
-        c.arrow((6.02 + sw + 0.06, y), (6.85 + (i + 0.5) * sw, 2.1 + (mh / 2 if i == 0 else -mh / 2) + (0.04 if i == 0 else -0.04)),
-                lw=1.1)
+        c.arrow((6.02 + sw + 0.06, y),
+                (6.85 + (i + 0.5) * sw, 2.1 + (mh / 2 if i == 0 else -mh / 2) + (0.04 if i == 0 else -0.04)), lw=1.1)
     c.text(0.12, 3.98, "project with $W^Q, W^K, W^V$, then split the columns into h heads", fontsize=9.5,
            ha="left", color=NOTE)
     c.text(0.3 + mw / 2, 1.3, f"d_model = h · d_k\n(here h = {h})", fontsize=9, color=NOTE, va="top")

@@ -45,8 +45,9 @@ def draw_padded_batch():
     for t in range(T):
         for x0, cw in ((1.0, w), (mx, 0.36)):
             c.text(x0 + (t + 0.5) * cw, top + h + 0.08, f"{t}", fontsize=9, color=NOTE, va="bottom")
-    c.text(mx + T * 0.36 / 2, top - 2 * h - 0.12, "True = padding (torch's convention;\nHugging Face's attention_mask: 1 = keep)",
-           fontsize=9, color=NOTE, va="top")
+    c.text(mx + T * 0.36 / 2, top - 2 * h - 0.12,
+           "True = padding (torch's convention;\nHugging Face's attention_mask: 1 = keep)", fontsize=9, color=NOTE,
+           va="top")
     # sentence 2's attention weights: padded key columns get exactly 0
     b, n = 2, len(BATCH[2])
     tokens = BATCH[b] + ["<pad>"] * (T - n)

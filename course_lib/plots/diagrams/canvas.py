@@ -40,7 +40,8 @@ class Canvas:
     # ---------------------------------------------------------------- text and boxes
     def text(self, x, y, s, fontsize=10, ha="center", va="center", color="black", **kw):
         """Text at (x, y); never smaller than :data:`MIN_FONT` (before scaling into an Axes)."""
-        return self.ax.text(x, y, s, fontsize=max(fontsize, MIN_FONT) * self.scale, ha=ha, va=va, color=color, zorder=6, **kw)
+        return self.ax.text(x, y, s, fontsize=max(fontsize, MIN_FONT) * self.scale, ha=ha, va=va, color=color,
+                            zorder=6, **kw)
 
     def title(self, s, fontsize=12, y=None):
         """A bold title inside the canvas, centred near its top edge."""

@@ -43,7 +43,7 @@ def draw_embedding_output():
     c.matrix(ex, ey, len(VOCAB), d, cell=cell, fill=COLORS["embed"], highlight_rows=(1, 2, 3), highlight="#e8a49b")
     c.text(ex + d * cell / 2, ey + len(VOCAB) * cell + 0.18, "E", fontsize=11, fontweight="bold")
     c.text(ex + d * cell / 2, ey - 0.12, "(V, d_model)", fontsize=9, color=NOTE, va="top")
-    for (word, i), y, t in zip(ids.items(), ys, range(3)):
+    for i, y, t in zip(ids.values(), ys, range(3)):
         row_y = ey + (len(VOCAB) - i - 0.5) * cell
         c.arrow((1.3, y), (ex - 0.04, row_y), color=position_color(t), lw=1.0, head=7)
         c.arrow((ex + d * cell + 0.04, row_y), (2.95, y), color=position_color(t), lw=1.0, head=7)

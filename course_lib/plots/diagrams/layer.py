@@ -44,7 +44,7 @@ def draw_encoder_layer():
         c.arrow((x, y), (x, y + 0.28))
     # the feed-forward network: one path per position, the same weights
     y = 2.68
-    for t, x in enumerate(xs):
+    for x in xs:
         c.arrow((x, 2.58), (x, y + 0.35))                 # from the Add & Norm box's top edge
         c.cbox(x, y + 0.63, 0.9, 0.55, "FFN", fill=COLORS["ffn"], edge="0.25")
         c.arrow((x, y + 0.91), (x, y + 1.22))

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from matplotlib import patches as mpatches
 
-from ..style import COLORS, QKV, position_color
+from ..style import COLORS, position_color
 from .canvas import Canvas
 
 NOTE = COLORS["note"]
@@ -80,8 +79,8 @@ def draw_rope_rotation():
             _pair(c, x0 + j * dx, y, base + m * theta, position_color(m))
             c.text(x0 + j * dx + 0.43, y - 0.36, f"{math.degrees(base + m * theta):.0f}°", fontsize=9,
                    ha="left", color=NOTE)
-    c.text(4.3, 0.68, "illustrative angles: RoPE's own are θᵢ = 10000^(−2i/d), 1 rad for pair 0, then falling geometrically",
-           fontsize=9.5, color=NOTE, style="italic")
+    c.text(4.3, 0.68, "illustrative angles: RoPE's own are θᵢ = 10000^(−2i/d), 1 rad for pair 0, "
+                      "then falling geometrically", fontsize=9.5, color=NOTE, style="italic")
     c.text(4.3, 0.4, "q·k after rotating q by m·θᵢ and k by n·θᵢ depends only on the angle between them, (n − m)·θᵢ:",
            fontsize=10, color="0.15")
     c.text(4.3, 0.12, "the score sees the offset n − m, not the absolute positions; lengths never change",

@@ -145,7 +145,7 @@ def draw_recurrence_vs_attention():
         for t, x in enumerate(xs):
             c.ax.add_patch(_circle(x, y, r * 0.85, position_color(t), c.scale))
             if layer:
-                for u, xu in enumerate(xs):
+                for xu in xs:
                     c.line((xu, ys[layer - 1] + r * 0.85), (x, y - r * 0.85), color="0.6", lw=0.5)
         c.text(xs[-1] + 0.3, y, ("inputs", "step 1", "step N")[layer], fontsize=9, ha="left", color=NOTE)
     c.text(xs[-1] + 0.5, (ys[1] + ys[2]) / 2, "⋮", fontsize=10, color=NOTE)     # the layers in between
