@@ -52,8 +52,7 @@ c.SandboxGrader.gid = -1                 # (no account, no process; -1 picks one
 # What a student wrote (markdown, outputs) is made inert again here (recording.SanitizeStudentCells),
 # also for a notebook autograded before the grader did it itself.
 try:                                      # the grader's package: an instructor's install, not a student's
-    from course_grader.feedback import (TEMPLATES, ClearHiddenTestsInTestCells,  # noqa: E402
-                                        MathToMathML, NameGradedCells)
+    from course_grader.feedback import TEMPLATES, ClearHiddenTestsInTestCells, MathToMathML, NameGradedCells  # noqa: E402
     from course_grader.formgrade import FormgradeMathToMathML  # noqa: E402
     from course_grader.recording import SanitizeStudentCells  # noqa: E402
 except ImportError:                       # a student's JupyterLab (Validate) needs none of this

@@ -98,7 +98,8 @@ def end(runs: int, n: int) -> None:
                 seconds[way].append(ended - float(mark.read_text()))
                 shutil.rmtree(course)
     for way in ways:
-        print(f"the end of an autograde run ({n} submissions), {way:9s}: {statistics.median(seconds[way]) * 1e3:4.0f} ms "
+        median = statistics.median(seconds[way]) * 1e3
+        print(f"the end of an autograde run ({n} submissions), {way:9s}: {median:4.0f} ms "
               f"(median of {runs}: {', '.join(f'{s * 1e3:.0f}' for s in seconds[way])})")
 
 

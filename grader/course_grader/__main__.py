@@ -110,7 +110,7 @@ def _option(argv: list, name: str, default: str) -> str:
 def _prespawn(argv: list) -> None:
     """Start the sandbox now, so that its torch import overlaps nbgrader's start-up (the app adopts it
     if its settings agree, else it starts its own)."""
-    from . import confine, sandbox       # not torch: the sandbox imports it while we import nbgrader
+    from . import confine, sandbox  # not torch: the sandbox imports it while we import nbgrader
     confine.prctl(confine.PR_SET_DUMPABLE, 0)      # same-uid processes cannot read our memory or environment
     try:
         level = sandbox.detect_level(_option(argv, "sandbox", "auto"))

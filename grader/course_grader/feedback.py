@@ -25,6 +25,7 @@ from nbconvert.preprocessors import Preprocessor
 from nbgrader.preprocessors import ClearHiddenTests
 from traitlets import Bool, List
 
+
 #: nbgrader's generate_feedback sets ``display_data_priority`` on every preprocessor it runs; a class
 #: that does not declare it as configurable gets traitlets' "Config option ... not recognized" warning
 #: on every run. Declared here (and used by nothing): no warning.

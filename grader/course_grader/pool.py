@@ -56,7 +56,7 @@ class ClassGrader:
         they arrive here in wire form, with the references' code. Seconds the judge took. Meanwhile this
         process compiles the references once (not in every worker) and calls ``while_waiting()``."""
         self.mother.ask_cases(seeds)
-        from . import recording                             # noqa: F401 (nbgrader's validator: once, before the forks)
+        from . import recording  # noqa: F401 (nbgrader's validator: once, before the forks)
         for part in runner.PARTS:
             references.compiled(part)
         if while_waiting is not None:
@@ -118,7 +118,7 @@ class ClassGrader:
                 w.stop()
         return results, invalid
 
-    def _replace(self, worker: "_Worker", sent: list, queue: list, results: dict, invalid: dict, log) -> "_Worker":
+    def _replace(self, worker: _Worker, sent: list, queue: list, results: dict, invalid: dict, log) -> _Worker:
         """A slot whose worker or recorder died, or whose oldest student overran: its processes killed
         with its zygote, which may be mid-part; fresh ones. That oldest student gets a grader error (the
         run exits 1); the one sent after it goes back to the queue."""

@@ -20,9 +20,18 @@ from nbformat.v4 import new_output
 from nbgrader import api as nbgrader_api
 from nbgrader import utils
 from nbgrader.nbgraderformat import MetadataValidator, ValidationError
-from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput, DeduplicateIds, IgnorePattern,
-                                    LimitOutput, NbGraderPreprocessor, OverwriteCells, OverwriteKernelspec,
-                                    SaveAutoGrades)
+from nbgrader.preprocessors import (
+    AssignLatePenalties,
+    CheckCellMetadata,
+    ClearOutput,
+    DeduplicateIds,
+    IgnorePattern,
+    LimitOutput,
+    NbGraderPreprocessor,
+    OverwriteCells,
+    OverwriteKernelspec,
+    SaveAutoGrades,
+)
 
 from . import runner
 
@@ -115,7 +124,7 @@ def _naive_utc(stamp):
         stamp = utils.parse_utc(stamp)
     if stamp.tzinfo is not None:
         import datetime
-        stamp = stamp.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+        stamp = stamp.astimezone(datetime.UTC).replace(tzinfo=None)
     return stamp
 
 
@@ -169,11 +178,11 @@ class CheckCellMetadataOnce(CheckCellMetadata):
     def preprocess(self, nb, resources):
         try:
             _METADATA.validate_nb(nb)
-        except ValidationError:
+        except ValidationError as e:
             self.log.error(traceback.format_exc())
             msg = "Notebook failed to validate; the nbgrader metadata may be corrupted."
             self.log.error(msg)
-            raise ValidationError(msg)
+            raise ValidationError(msg) from e
         return nb, resources
 
 

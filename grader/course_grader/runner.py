@@ -19,9 +19,10 @@ import stat
 from dataclasses import dataclass, fields
 
 from course_lib.grading import policy
-from . import references, sandbox, wire
 from course_lib.grading.parts import DEPENDENCIES, NAMES, ONE_RUN, PARTS, part_of_test
 from course_lib.grading.seeds import hidden_seeds
+
+from . import references, sandbox, wire
 
 MAX_NOTEBOOK_BYTES = 20 << 20
 
@@ -48,7 +49,7 @@ class PartResult:
                 "failed_on": self.failed_on}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "PartResult":
+    def from_dict(cls, d: dict) -> PartResult:
         """The verdict as the judge's process sent it (:meth:`as_dict`); unknown fields are ignored."""
         text = lambda key: str(d.get(key) or "")           # noqa: E731
         return cls(text("status"), text("message"), float(d.get("seconds") or 0.0), text("guard_tampered"),
@@ -428,9 +429,10 @@ def grade_with(sources: dict, zygote: sandbox.Zygote, verdict, opts: sandbox.San
         if rule is None:
             rule = syntax_error(sources[part])
         if rule:
+            reached = reaches_in(sources[part])
             results[part] = PartResult("failed", f"{part}: the solution cell {rule} No points for this part.",
-                                       mistake="rule_broken", guard_tampered=(f"the cell uses {reaches_in(sources[part])}"
-                                                       if reaches_in(sources[part]) else ""))
+                                       mistake="rule_broken",
+                                       guard_tampered=f"the cell uses {reached}" if reached else "")
             continue
         ready.append(part)
 

@@ -275,7 +275,7 @@ class Zygote:
         self._spawn()
 
     @classmethod
-    def slot(cls, level: str, sock: socket.socket, log, python: str, paths: dict) -> "Zygote":
+    def slot(cls, level: str, sock: socket.socket, log, python: str, paths: dict) -> Zygote:
         """A zygote that a :class:`Mother` forked, reached on ``sock`` (its hello names its pid here)."""
         z = cls.__new__(cls)
         z.level, z.proc, z.info, z.python, z.paths, z.log = level, None, None, python, paths, log

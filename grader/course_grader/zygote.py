@@ -29,6 +29,7 @@ import select
 import sys
 import time
 
+
 class Zygote:
     def __init__(self, cfg: dict, libs: dict):
         self.cfg, self.level = cfg, cfg["level"]

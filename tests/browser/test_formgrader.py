@@ -17,9 +17,10 @@ import os
 import shutil
 import subprocess
 
-import lab_server
 import nbformat
 import pytest
+
+import lab_server
 
 pytestmark = pytest.mark.browser
 
