@@ -19,10 +19,10 @@ matplotlib.use("Agg")
 SLOW_MODULES = {
     "grading": {"test_attacks", "test_attacks_third", "test_autograde_accidents", "test_cgroups", "test_class_report",
                 "test_confine_root", "test_course_admin", "test_exchange", "test_exercise_roundtrip",
-                "test_fair_to_honest_code", "test_feedback", "test_hidden_stays_hidden", "test_landlock",
+                "test_fair_to_honest_code", "test_feedback", "test_hidden_stays_hidden", "test_landlock", "test_lms",
                 "test_new_seeds", "test_pool", "test_recording", "test_reverse_learns", "test_sandbox",
-                "test_sandbox_autograde", "test_sandbox_nonroot", "test_similarity_limits", "test_termination",
-                "test_validation"},
+                "test_sandbox_autograde", "test_sandbox_nonroot", "test_similarity", "test_similarity_limits",
+                "test_termination", "test_validation"},
     "hub": None, "site": None, "browser": None,           # None: every module of the folder
 }
 
