@@ -17,6 +17,7 @@ import linecache
 import os
 import sys
 import traceback
+import warnings
 
 import torch.nn.functional as F
 from torch import nn
@@ -175,7 +176,7 @@ def check(part: str, candidate, hidden_seed: int | None = None) -> None:
     broken = from_scratch(part, candidate)
     if broken is not None:
         raise PartFailed(part, broken[1], broken[0], section_of(broken[0]))
-    with reference_dependencies(part, candidate), _tripwires():
+    with reference_dependencies(part, candidate), _tripwires(), _warnings_to_stdout(part):
         for case in cases:
             try:
                 outputs = run_case(case, candidate)
@@ -197,6 +198,25 @@ def check(part: str, candidate, hidden_seed: int | None = None) -> None:
     kind = "visible" if hidden_seed is None else "hidden"
     passed = f"all {len(cases)} {kind} checks" if len(cases) > 1 else f"the {kind} check"
     print(f"Part {NUMBERS[part]}: {passed} passed")
+
+
+@contextlib.contextmanager
+def _warnings_to_stdout(part: str):
+    """Python's warnings while the student's code runs, printed once each on stdout as a note: on stderr,
+    nbgrader's Validate would fail the test cell for them (torch warns about ``float(loss)`` on a loss
+    that still has its graph, which is correct code)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            yield
+        finally:
+            seen = []
+            for w in caught:
+                line = f"{w.category.__name__}: {str(w.message).splitlines()[0] if str(w.message) else ''}"
+                if line not in seen:
+                    seen.append(line)
+            for line in seen[:3]:
+                print(f"Note: while Part {NUMBERS[part]} ran, Python warned ({line}); it costs no points.")
 
 
 def _checker(part: str, doc: str):

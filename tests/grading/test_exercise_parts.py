@@ -387,3 +387,16 @@ def test_points_command_changes_metadata_and_text(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "course_grader", "points", str(path), "attention=-1"],
                          capture_output=True, text=True, env=env, timeout=60)
     assert bad.returncode == 2 and "points must be >= 0" in bad.stderr
+
+
+def test_a_warning_from_the_students_code_is_a_note_on_stdout_not_stderr(source, capsys):
+    """nbgrader's Validate fails a test cell that writes to stderr: a warning that correct code makes
+    (torch warns about ``float(loss)`` on a loss with its graph) must not cost the student a failed
+    Validate. The check prints it once on stdout, as a note, and the part passes."""
+    nb = apply(source, [("sub", "feed_forward", "    def forward(self, x):\n",
+                         "    def forward(self, x):\n        __import__('warnings').warn('a note from the cell')\n")])
+    check("feed_forward", define(nb, "feed_forward", NAMES["feed_forward"]))
+    out, err = capsys.readouterr()
+    assert err == "", err
+    assert out.count("a note from the cell") == 1 and "costs no points" in out, out
+    assert out.rstrip().endswith("passed"), out
