@@ -16,9 +16,15 @@ import time
 
 
 def _read(path: str, dir_fd: int | None = None) -> str:
+    """All of ``path``, read to its end: a /proc file such as mountinfo comes a page or so per read, and
+    on a host with many mounts (snaps, containers) the cgroup lines came after the first one, so no
+    cgroup was found and the parts ran without one."""
     fd = os.open(path, os.O_RDONLY, dir_fd=dir_fd)
     try:
-        return os.read(fd, 1 << 16).decode()
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+        return b"".join(chunks).decode()
     finally:
         os.close(fd)
 

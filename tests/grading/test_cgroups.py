@@ -81,3 +81,25 @@ def test_a_part_cgroup_caps_memory_and_processes():
     finally:
         base.close()
     assert not any(os.path.exists(p) for p in base.paths())
+
+
+def test_a_file_that_comes_in_pieces_is_read_to_its_end(tmp_path):
+    """``/proc/self/mountinfo`` comes a page or so per read(); on a host with many mounts the cgroup lines
+    are past the first piece. A FIFO whose writer sends 200 KiB in 4 KiB writes comes in pieces too."""
+    import threading
+
+    fifo = tmp_path / "pieces"
+    os.mkfifo(fifo)
+    text = "".join(f"{i:07d} a line of mountinfo, more or less\n" for i in range(5000))
+
+    def write():
+        with open(fifo, "w") as f:
+            for i in range(0, len(text), 4096):
+                f.write(text[i:i + 4096])
+                f.flush()
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        assert cgroups._read(str(fifo)) == text
+    finally:
+        writer.join()
