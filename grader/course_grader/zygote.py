@@ -118,6 +118,12 @@ class Zygote:
             survivors = cg.finish()
         else:                           # the orphans are ours (we are their subreaper)
             survivors = self.confine.end_orphans(time.monotonic() + 3.0)
+        while True:                     # reap the orphans the cgroup's end killed (we are their subreaper)
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    break
+            except ChildProcessError:
+                break
         if tmp is not None:
             import shutil
             shutil.rmtree(tmp, ignore_errors=True)
