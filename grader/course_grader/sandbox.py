@@ -226,6 +226,8 @@ def interpret(reply: dict, raw: bytes, timeout: float) -> Outcome:
                               "process, a terminal ioctl, a socket, a mount, ...)")
     if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 86:
         return out("student", "broke a rule of the sandbox")
+    if reply.get("tmp_over"):
+        return out("student", "left more in /tmp than the sandbox allows a part")
     if reply.get("overflow"):
         return out("student", "sent more than 64 MiB of results")
     try:
@@ -428,8 +430,8 @@ def _start(python: str, cfg: dict, fds: list, log) -> subprocess.Popen:
     if cfg["level"] in ("root", "userns"):
         cfg["grader"] = sorted({*cfg.get("grader", ()), os.path.dirname(ZYGOTE), os.path.dirname(HARNESS)})
         slots = max(1, len(cfg.get("slots") or ()))
-        argv = bwrap_argv(cfg["level"], cfg, tmp_mb=slots * SandboxOptions.tmp_mb,
-                          cgroups=cfg["level"] == "root") + [os.path.realpath(python), "-I", "-S", ZYGOTE, json.dumps(cfg)]
+        argv = bwrap_argv(cfg["level"], cfg, tmp_mb=slots * SandboxOptions.tmp_mb, cgroups=cfg["level"] == "root")
+        argv += [os.path.realpath(python), "-I", "-S", ZYGOTE, json.dumps(cfg)]
     else:
         argv = [python, "-I", "-S", ZYGOTE, json.dumps(cfg)]
     return subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -468,7 +470,7 @@ class Mother:
         cfg = dict(self.paths, level=level, slots=theirs[:slots], control=theirs[slots],
                    channels=theirs[slots + 1],
                    course_lib_parent=os.path.dirname(COURSE_LIB), grader_parent=os.path.dirname(HERE),
-                   grader=[HERE, COURSE_LIB])                # the judge's modules: bound, but outside every part's Landlock
+                   grader=[HERE, COURSE_LIB])          # the judge's modules: bound, outside every part's Landlock
         self.proc = _start(self.python, cfg, theirs, self.log)
         for _, b in pairs:
             b.close()

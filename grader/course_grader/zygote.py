@@ -124,10 +124,13 @@ class Zygote:
                     break
             except ChildProcessError:
                 break
-        if tmp is not None:
+        tmp_bytes = 0
+        if tmp is not None:             # the part's /tmp size: what it left there (one file: RLIMIT_FSIZE)
             import shutil
+            tmp_bytes = _bytes_under(tmp)
             shutil.rmtree(tmp, ignore_errors=True)
         reply = {"timed_out": timed_out, "wait_status": status, "survivors": survivors,
+                 "tmp_over": tmp_bytes > req["tmp_mb"] << 20,
                  "tattle": bufs[tr].decode("utf-8", "replace")[:300],
                  "setup_error": bufs[er].decode("utf-8", "replace")[:1000],
                  "seconds": time.monotonic() - start, "peak_mb": 0.0 if cg is None else cg.peak_mb(),
@@ -135,6 +138,18 @@ class Zygote:
         for fd in (r, tr, er):
             os.close(fd)
         return reply, bufs[r]
+
+
+def _bytes_under(top: str) -> int:
+    """The bytes the files under ``top`` take (their blocks: a sparse file counts what it holds)."""
+    total = 0
+    for folder, dirs, files in os.walk(top):
+        for name in files + dirs:
+            try:
+                total += os.lstat(os.path.join(folder, name)).st_blocks * 512
+            except OSError:
+                continue
+    return total
 
 
 def _watch_part(pid: int, fds: tuple, timeout: float, kill_group):
@@ -184,7 +199,8 @@ def part_process(z: Zygote, req: dict, members: list, fds: tuple, cg, arrays: li
             cg.join_self()                                       # before anything runs: all of it is counted
         ew = _descriptors(w, tw, ew)
         os.chdir(tmp or "/")
-        z.confine.limit(req["memory_mb"], req["cpu_seconds"], req["max_file_mb"], req.get("nproc", 1))
+        max_file_mb = min(req["max_file_mb"], req["tmp_mb"]) if tmp else req["max_file_mb"]   # /tmp is shared
+        z.confine.limit(req["memory_mb"], req["cpu_seconds"], max_file_mb, req.get("nproc", 1))
         z.confine.drop(z.level, req["uid"], req["gid"])
         deps = z.guard.load_dependencies(f"_references_{os.getpid()}", req["deps"], req["exports"], arrays)
         compiled = [_compile(m["source"], m["part"]) for m, _, _ in members]
@@ -377,6 +393,7 @@ def main() -> None:
     else:
         confine.die_with_parent(cfg["grader_pid"])
     confine.prctl(confine.PR_SET_DUMPABLE, 0)          # a process of the same uid cannot read our memory
+    os.environ.pop("PWD", None)                         # bubblewrap's (after --chdir), not one of ENV
     libs = dict(confine=confine, cgroups=cgroups, seccomp=seccomp, guard=guard, landlock=landlock, warmup=warmup)
     if cfg.get("slots"):
         libs["wire"] = _wire(cfg)

@@ -63,8 +63,48 @@ def probe():
     return r
 """
 
+PROBE_LANDLOCKED = """
+import os
+def read(path):
+    try:
+        with open(path, 'rb') as f:
+            return f.read(200).decode('latin-1')
+    except OSError as e:
+        return type(e).__name__
+def probe():
+    r = {{name: read(path) for name, path in {paths!r}.items()}}
+    try:
+        r['proc'] = sorted(os.listdir('/proc'))
+    except OSError as e:
+        r['proc'] = type(e).__name__
+    try:
+        import course_lib
+        r['course_lib'] = course_lib.__file__
+    except ImportError as e:
+        r['course_lib'] = type(e).__name__
+    return r
+"""
+
 VIEW = LEVEL in ("root", "userns")          # namespaces here; elsewhere the same tests check the guard
 OUTSIDE_READ = ("import builtins\nbuiltins.open({path!r}).read()\n")
+
+
+def _view_top(argv: list) -> set:
+    """The top-level names of the view bubblewrap was started with (its mounts' and links' destinations)."""
+    two = {"--bind", "--ro-bind", "--dev-bind", "--symlink", "--bind-try", "--ro-bind-try", "--setenv"}
+    one = {"--dev", "--proc", "--tmpfs", "--dir", "--mqueue"}
+    top, i = set(), 0
+    while i < len(argv) and argv[i].startswith("--"):
+        if argv[i] in two:
+            if argv[i] != "--setenv":
+                top.add(argv[i + 2].split("/")[1])
+            i += 3
+        elif argv[i] in one:
+            top.add(argv[i + 1].split("/")[1])
+            i += 2
+        else:
+            i += 1 + (argv[i] in {"--chdir", "--size", "--perms", "--cap-add", "--cap-drop", "--uid", "--gid"})
+    return top
 
 
 def test_a_part_sees_only_the_allow_list(zygote, tmp_path):  # noqa: F811
@@ -75,22 +115,30 @@ def test_a_part_sees_only_the_allow_list(zygote, tmp_path):  # noqa: F811
         result, _ = run_part(zygote, "attention", OUTSIDE_READ.format(path=str(secret)) + GOOD["attention"])
         assert result.status == "failed" and "opens" in result.message
         return
-    paths = {"gradebook": str(secret), "hostname": "/etc/hostname", "source": str(runner.__file__),
-             "grader_environ": f"/proc/{os.getpid()}/environ", "zygote_environ": "/proc/1/environ",
-             "passwd": "/etc/passwd"}
-    r = probe(zygote, PROBE_FILES.format(paths=paths), layers=OFF)
-    for name in paths:
+    paths = {"gradebook": str(secret), "hostname": "/etc/hostname", "passwd": "/etc/passwd",
+             "grader_environ": f"/proc/{os.getpid()}/environ", "runner": runner.__file__,
+             "reference": sandbox.COURSE_LIB + "/grading/reference.py"}
+    r = probe(zygote, PROBE_FILES.format(paths=paths), layers=OFF)     # what the view alone holds back
+    for name in ("gradebook", "hostname", "passwd", "grader_environ"):
         assert r[name] in ("FileNotFoundError", "PermissionError"), (name, r[name])
-    assert r["course_lib"] in ("ModuleNotFoundError", "ImportError")
-    bound = {path.split("/")[1] for path in sandbox.python_paths()["readonly"]}   # where Python lives
-    assert set(r["root"]) == {".empty", "dev", "proc", "tmp"} | bound, r["root"]
+    with open(f"/proc/{zygote.proc.pid}/cmdline", "rb") as f:          # bubblewrap's own argument list
+        argv = [a.decode() for a in f.read().split(b"\0")[1:]]
+    assert set(r["root"]) == _view_top(argv), r["root"]
+    assert {"dev", "proc", "tmp"} <= set(r["root"]) and not {"etc", "home", "var", "run", "srv"} & set(r["root"])
     assert all(v != True for k, v in r.items() if k.startswith("wrote")), r   # noqa: E712
-    assert r["proc"] == ["1"] and r["pid"] == 1 and r["ppid"] == 0       # its own PID namespace, alone
-    assert r["sid"] == 1 and r["tty_nr"] == "0"                          # its own session, no terminal
+    assert r["sid"] == r["pid"] and r["tty_nr"] == "0"                  # its own session, no terminal
+    assert str(os.getpid()) not in r["proc"] or r["pid"] == os.getpid()  # bubblewrap's PID namespace
     set_by_torch = {k for k in r["env"] if k.startswith("TORCH")}                # e.g. its inductor cache dir
     assert set(r["env"]) - set_by_torch <= set(sandbox.ENV) | {"COURSE_GRADING_DEBUG", "LD_LIBRARY_PATH"}
     if LEVEL == "root":
         assert r["uid"] == PART_UID != 65534              # its own uid, not nobody's
+    landlocked = probe(zygote, PROBE_LANDLOCKED.format(paths=dict(paths, init_status="/proc/1/status",
+                                                                  self_proc="/proc/self/status")),
+                       layers={"seccomp": False, "guard": False})       # no PID namespace of its own: Landlock
+    for name in paths:                                                 # (nor the grader's files, nor /proc)
+        assert landlocked[name] in ("FileNotFoundError", "PermissionError"), (name, landlocked[name])
+    assert landlocked["course_lib"] in ("ModuleNotFoundError", "ImportError")
+    assert landlocked["proc"] == "PermissionError"
     assert secret.read_text() == "GRADES"
     assert_contained(zygote)
 
@@ -133,19 +181,44 @@ def _memory_holds(pid: int, needles: list[str]) -> bool:
 
 
 def test_the_private_tmp_is_small_and_goes_with_the_part(zygote):  # noqa: F811
+    """A part writes in its own directory of the sandbox's /tmp (its cwd), nowhere else there: one file
+    stops at ``tmp_mb`` (RLIMIT_FSIZE), more left there in all fails the part; the directory goes with it."""
     if not VIEW:                                # no private /tmp: the guard refuses any write
         result, _ = run_part(zygote, "attention", "import builtins\nbuiltins.open('/tmp/course-attack', 'w')\n"
                              + GOOD["attention"])
         assert result.status == "failed" and "writing" in result.message
         assert_contained(zygote)
         return
-    source = ("def probe():\n    import os\n    n = 0\n    try:\n        with open('/tmp/course-attack', 'wb') as f:\n"
+    source = ("def probe():\n    import os\n    n = 0\n    try:\n        with open('course-attack', 'wb') as f:\n"
               "            for _ in range(64):\n                f.write(b'x' * (1 << 20)); n += 1\n"
-              "    except OSError as e:\n        return {'mb': n, 'error': type(e).__name__}\n    return {'mb': n}\n")
-    r = probe(zygote, source, opts=options(tmp_mb=8, max_file_mb=64), layers=OFF)
-    assert r["mb"] <= 8 and r["error"] == "OSError"
-    assert not os.path.exists("/tmp/course-attack")
+              "    except OSError as e:\n        return {'mb': n, 'error': type(e).__name__, 'cwd': os.getcwd()}\n"
+              "    return {'mb': n}\n")
+    r = probe(zygote, source, opts=options(tmp_mb=8, max_file_mb=64))
+    assert r["mb"] <= 8 and r["error"] == "OSError" and r["cwd"].startswith("/tmp/part-")
+    elsewhere = probe(zygote, "def probe():\n    try:\n        open('/tmp/course-attack', 'w')\n"
+                              "    except OSError as e:\n        return {'error': type(e).__name__}\n    return {}\n",
+                      layers={"seccomp": False, "guard": False})
+    assert elsewhere["error"] == "PermissionError"                      # Landlock: its own directory only
+    many = ("import os\nfor i in range(4):\n    with open(f'course-attack-{i}', 'wb') as f:\n"
+            "        f.write(b'x' * (3 << 20))\n")
+    result, _ = run_part(zygote, "attention", many + GOOD["attention"], opts=options(tmp_mb=8, max_file_mb=64))
+    assert result.status == "failed" and "/tmp" in result.message, result.message
+    result, _ = run_part(zygote, "attention", many.replace("4)", "2)") + GOOD["attention"],
+                         opts=options(tmp_mb=8, max_file_mb=64))
+    assert result.status == "passed", result.message                   # 6 MiB: within its 8
+    assert not any(name.startswith("part-") for name in _tmp_of(zygote))
     assert_contained(zygote)
+
+
+def _tmp_of(z) -> list:
+    """What the sandbox's /tmp holds now, seen through the mount namespace of bubblewrap's children."""
+    return os.listdir(f"/proc/{descendants(z.proc.pid)[0]}/root/tmp")
+
+
+def _inner(z) -> int:
+    """The zygote's own pid (bubblewrap's child), as this process sees it."""
+    kids = descendants(z.proc.pid)
+    return kids[-1] if kids else z.proc.pid
 
 
 FORK_BOMB = """
