@@ -107,6 +107,8 @@ def confirm_level(level: str, forced: bool, abi: int | None = None) -> str | Non
 
 
 BWRAP = "/usr/bin/bwrap"
+GRADER_DIR, JUDGE_DIR = "/grader", "/judge"      # inside the view: the zygote's files; the judge's packages
+ZYGOTE_MODULES = ("zygote", "wire", "cgroups", "confine", "guard", "landlock", "seccomp", "warmup")
 INSTALL_BWRAP = ("the grader confines each part with bubblewrap, which this machine lacks: install it "
                  "(`apt install bubblewrap`, `dnf install bubblewrap`), or pass --sandbox uid|rlimits on a "
                  "throw-away VM only")
@@ -147,8 +149,18 @@ def bwrap_argv(level: str, paths: dict, tmp_mb: int = 64, cgroups: bool = False)
             argv += ["--symlink", os.readlink(link), link]
         elif os.path.isdir(link):
             argv += ["--ro-bind", link, link]
-    for path in [*paths["readonly"], *paths.get("grader", [])]:
+    for path in paths["readonly"]:
         argv += ["--ro-bind", path, path]
+    for path in paths.get("hidden", ()):      # course_lib/course_grader installed in site-packages: covered
+        argv += ["--tmpfs", path] if os.path.isdir(path) else ["--ro-bind", "/dev/null", path]
+    if paths.get("grader"):                   # the zygote's own modules and the harness, loaded before any part
+        argv += ["--perms", "0700", "--dir", GRADER_DIR]     # (as root: a part's uid cannot open them)
+    for name, path in paths.get("grader", {}).items():
+        argv += ["--ro-bind", path, f"{GRADER_DIR}/{name}"]
+    if paths.get("judge"):                    # the judge's packages: a folder only root (the mother) may open
+        argv += ["--perms", "0700", "--dir", JUDGE_DIR]
+        for path in paths["judge"]:
+            argv += ["--ro-bind", path, f"{JUDGE_DIR}/{os.path.basename(path)}"]
     argv += ["--dev", "/dev", "--proc", "/proc", "--size", str(tmp_mb << 20), "--tmpfs", "/tmp"]
     if cgroups and os.path.isdir("/sys/fs/cgroup"):             # the zygotes' cgroups (root only)
         argv += ["--bind", "/sys/fs/cgroup", "/sys/fs/cgroup"]
@@ -427,11 +439,15 @@ def _start(python: str, cfg: dict, fds: list, log) -> subprocess.Popen:
     for name in ("LD_LIBRARY_PATH", "COURSE_GRADING_DEBUG"):   # where libpython is; debugging the sandbox
         if os.environ.get(name):
             env[name] = os.environ[name]
-    if cfg["level"] in ("root", "userns"):
-        cfg["grader"] = sorted({*cfg.get("grader", ()), os.path.dirname(ZYGOTE), os.path.dirname(HARNESS)})
+    if cfg["level"] in ("root", "userns"):      # in the view: /grader/zygote.py, its modules, the harness
+        here = os.path.dirname(ZYGOTE)
+        cfg["grader"] = {f"{m}.py": os.path.join(here, f"{m}.py") for m in ZYGOTE_MODULES} | {"harness.py": HARNESS}
+        cfg["harness"] = f"{GRADER_DIR}/harness.py"
+        if cfg.get("judge"):
+            cfg["course_lib_parent"] = cfg["grader_parent"] = JUDGE_DIR
         slots = max(1, len(cfg.get("slots") or ()))
         argv = bwrap_argv(cfg["level"], cfg, tmp_mb=slots * SandboxOptions.tmp_mb, cgroups=cfg["level"] == "root")
-        argv += [os.path.realpath(python), "-I", "-S", ZYGOTE, json.dumps(cfg)]
+        argv += [os.path.realpath(python), "-I", "-S", f"{GRADER_DIR}/zygote.py", json.dumps(cfg)]
     else:
         argv = [python, "-I", "-S", ZYGOTE, json.dumps(cfg)]
     return subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -470,7 +486,7 @@ class Mother:
         cfg = dict(self.paths, level=level, slots=theirs[:slots], control=theirs[slots],
                    channels=theirs[slots + 1],
                    course_lib_parent=os.path.dirname(COURSE_LIB), grader_parent=os.path.dirname(HERE),
-                   grader=[HERE, COURSE_LIB])          # the judge's modules: bound, outside every part's Landlock
+                   judge=[HERE, COURSE_LIB])           # bound under JUDGE_DIR (0700), outside every Landlock
         self.proc = _start(self.python, cfg, theirs, self.log)
         for _, b in pairs:
             b.close()

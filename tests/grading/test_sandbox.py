@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import io
 import os
+import pathlib
 import re
+import shutil
+import tempfile
 import time
 
 import numpy as np
@@ -118,8 +121,9 @@ def test_a_part_sees_only_the_allow_list(zygote, tmp_path):  # noqa: F811
     paths = {"gradebook": str(secret), "hostname": "/etc/hostname", "passwd": "/etc/passwd",
              "grader_environ": f"/proc/{os.getpid()}/environ", "runner": runner.__file__,
              "reference": sandbox.COURSE_LIB + "/grading/reference.py"}
-    r = probe(zygote, PROBE_FILES.format(paths=paths), layers=OFF)     # what the view alone holds back
-    for name in ("gradebook", "hostname", "passwd", "grader_environ"):
+    r = probe(zygote, PROBE_FILES.format(paths=dict(paths, harness=sandbox.GRADER_DIR + "/harness.py")),
+              layers=OFF)                                               # what the view alone holds back
+    for name in [*paths, *(("harness",) if LEVEL == "root" else ())]:   # the grader's files: root's folder
         assert r[name] in ("FileNotFoundError", "PermissionError"), (name, r[name])
     with open(f"/proc/{zygote.proc.pid}/cmdline", "rb") as f:          # bubblewrap's own argument list
         argv = [a.decode() for a in f.read().split(b"\0")[1:]]
@@ -141,6 +145,71 @@ def test_a_part_sees_only_the_allow_list(zygote, tmp_path):  # noqa: F811
     assert landlocked["proc"] == "PermissionError"
     assert secret.read_text() == "GRADES"
     assert_contained(zygote)
+
+
+def test_the_judges_packages_are_root_s_alone():
+    """A mother's view holds course_lib and course_grader for its judge, in a folder (0700) that a part's
+    uid cannot open even where the kernel has no Landlock (layers OFF); elsewhere they are not there."""
+    mother = sandbox.Mother(LEVEL, 1)
+    try:
+        z = mother.zygotes[0]
+        z.ready()
+        paths = {"judged": sandbox.JUDGE_DIR + "/course_lib/grading/reference.py",
+                 "host": sandbox.COURSE_LIB + "/grading/reference.py", "grader": sandbox.GRADER_DIR + "/zygote.py"}
+        r = probe(z, PROBE_FILES.format(paths=paths), layers=OFF if LEVEL == "root" else {})
+        for name in (paths if VIEW else ()):
+            assert r[name] in ("FileNotFoundError", "PermissionError"), (name, r[name])
+        assert r["course_lib"] in ("ModuleNotFoundError", "ImportError")
+    finally:
+        mother.close()
+
+
+def test_course_lib_installed_in_site_packages_is_covered():
+    """course_lib installed in a site-packages folder (not this checkout): the view covers it (an empty
+    folder over it), so a part neither reads nor imports it, Landlock or not."""
+    top = pathlib.Path(tempfile.mkdtemp(dir="/var/tmp"))              # not under /tmp: the view has its own
+    try:
+        _covered(top / "site-packages")
+    finally:
+        shutil.rmtree(top)
+
+
+def _covered(site: pathlib.Path) -> None:
+    for name in ("course_lib", "course_lib-1.0.dist-info", "numbers_kept"):
+        (site / name).mkdir(parents=True)
+        (site / name / "__init__.py").write_text(f"SECRET = {name!r}\n")
+    (site / "course_lib.pth").write_text(str(site) + "\n")
+    for folder, _, files in os.walk(site.parent):                    # a part's uid may read an install
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o644)
+    paths = sandbox.python_paths()
+    paths = dict(paths, readonly=paths["readonly"] + [str(site)], sys_path=paths["sys_path"] + [str(site)],
+                 hidden=[str(site / n) for n in ("course_lib", "course_lib-1.0.dist-info", "course_lib.pth")])
+    z = sandbox.Zygote(LEVEL, paths=paths)
+    try:
+        z.ready()
+        files = {"init": str(site / "course_lib" / "__init__.py"), "pth": str(site / "course_lib.pth"),
+                 "meta": str(site / "course_lib-1.0.dist-info" / "__init__.py"),
+                 "kept": str(site / "numbers_kept" / "__init__.py")}
+        r = probe(z, PROBE_FILES.format(paths=files), layers=OFF)
+        assert r["course_lib"] in ("ModuleNotFoundError", "ImportError"), r["course_lib"]
+        if LEVEL == "root":       # the folders bubblewrap makes above a bind are root's (0700): seen as root
+            inside = f"/proc/{descendants(z.proc.pid)[0]}/root"
+            r = {name: _read(inside + path) for name, path in files.items()}
+        if VIEW:
+            assert r["kept"] == "SECRET = 'numbers_kept'\n", r           # the rest of site-packages is there
+            assert r["init"] == r["meta"] == "FileNotFoundError" and r["pth"] in ("", "PermissionError"), r
+    finally:
+        z.close()
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError as e:                      # a file covered by /dev/null (nodev): PermissionError
+        return type(e).__name__
 
 
 def test_the_zygote_never_held_the_graders_state(monkeypatch):
