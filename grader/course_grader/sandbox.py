@@ -108,6 +108,9 @@ def confirm_level(level: str, forced: bool, abi: int | None = None) -> str | Non
 
 BWRAP = "/usr/bin/bwrap"
 GRADER_DIR, JUDGE_DIR = "/grader", "/judge"      # inside the view: the zygote's files; the judge's packages
+JUDGE_NEEDS_LANDLOCK = ("sandbox level 'userns' on a kernel without Landlock: the judge's packages (course_lib's "
+                        "references) would be readable by the parts, which share its uid. Grade as root, or on a "
+                        "kernel with Landlock (5.13 or later, 'landlock' in its lsm= list)")
 ZYGOTE_MODULES = ("zygote", "wire", "cgroups", "confine", "guard", "landlock", "seccomp", "warmup")
 INSTALL_BWRAP = ("the grader confines each part with bubblewrap, which this machine lacks: install it "
                  "(`apt install bubblewrap`, `dnf install bubblewrap`), or pass --sandbox uid|rlimits on a "
@@ -479,6 +482,8 @@ class Mother:
     cases from the hidden seeds, and each :meth:`channel` carries one worker's outcomes and verdicts."""
 
     def __init__(self, level: str, slots: int, python: str | None = None, paths: dict | None = None):
+        if level == "userns" and landlock.abi() == 0:     # one uid in the sandbox: only Landlock keeps
+            raise SandboxError(JUDGE_NEEDS_LANDLOCK)       # a part from the judge's packages (JUDGE_DIR)
         self.level, self.python, self.paths = level, python or sys.executable, paths or python_paths()
         self.log = tempfile.TemporaryFile()
         pairs = [socket.socketpair() for _ in range(slots + 2)]

@@ -164,6 +164,14 @@ def test_the_judges_packages_are_root_s_alone():
         mother.close()
 
 
+def test_no_judge_at_userns_without_landlock(monkeypatch):
+    """At userns every process of the sandbox has one uid: without Landlock nothing would keep a part
+    from the judge's packages, so no Mother starts there (a kernel without Landlock, pretended)."""
+    monkeypatch.setattr(sandbox.landlock, "abi", lambda: 0)
+    with pytest.raises(sandbox.SandboxError, match="Landlock"):
+        sandbox.Mother("userns", 1)
+
+
 def test_course_lib_installed_in_site_packages_is_covered():
     """course_lib installed in a site-packages folder (not this checkout): the view covers it (an empty
     folder over it), so a part neither reads nor imports it, Landlock or not."""
