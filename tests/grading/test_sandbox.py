@@ -32,7 +32,7 @@ from attack_kit import (
     run_part,
     zygote,  # noqa: F401 (a fixture: the tests take it by name)
 )
-from course_grader import runner, sandbox, wire
+from course_grader import cgroups, runner, sandbox, wire
 from course_lib.grading import policy
 from course_lib.grading.parts import part_of_test
 
@@ -493,6 +493,17 @@ def test_the_reference_sources_lack_the_graded_part():
     modules, _ = references.for_part("multi_head_attention")
     assert not any(re.search(r"^class MultiHeadAttention\b", src, re.M) for _, src in modules)
     assert GOOD["attention"]
+
+
+def test_a_root_zygote_uses_the_cgroups_this_machine_has(zygote):  # noqa: F811
+    """As root, where the grader itself sees a memory controller, the zygote (inside bubblewrap, which
+    binds the cgroup tree) finds it too: a zygote without one would run parts uncapped, silently."""
+    v2, v1 = cgroups._mounts()
+    offered = "memory" in v1 or (v2 is not None and "memory" in cgroups._read(v2 + "/cgroup.controllers").split())
+    if LEVEL == "root" and offered:
+        assert zygote.info["cgroup"] is not None, zygote.info
+    elif LEVEL == "userns":
+        assert zygote.info["cgroup"] is None                         # no privilege to make one
 
 
 def test_a_zygote_leaves_no_cgroup_behind():
