@@ -8,19 +8,21 @@ and gets back what the part wrote, parsed here with ``allow_pickle=False``, and 
 Levels (:func:`detect_level` picks the strongest that works; README "Autograde, sandboxed"):
 
 ``root``
-    the grader is root: namespaces (mount, PID, network, IPC, UTS), the allow-list file system,
-    uid ``nobody``, a cgroup per part (memory and processes of the part as a whole), rlimits,
-    seccomp, the guard.
+    the grader is root: bubblewrap (:func:`bwrap_argv`) builds the view (the Python installation and the
+    C libraries read-only, no network, new PID, IPC and UTS namespaces, a private /tmp, an empty
+    environment, its own session, the life of the grader) with six capabilities left; each part then
+    leaves root for uid ``nobody`` (no capability), in a cgroup of its own (memory and processes of the
+    part as a whole), with rlimits, Landlock, seccomp (:mod:`.seccomp`, compiled by libseccomp) and the
+    guard.
 ``userns``
-    not root, unprivileged user namespaces allowed: the same namespaces and view, under the grader's
-    own uid mapped to an unprivileged one; no cgroup (RLIMIT_NPROC=1 and seccomp: one process, so
-    RLIMIT_AS caps the part's memory), rlimits, seccomp, the guard.
-``uid``
-    root where namespaces are refused (some containers): uid ``nobody``, cgroups if writable,
-    rlimits, seccomp, the guard; no file-system view (the guard refuses writes, and reads outside
-    the Python installation, from Python only).
-``rlimits``
-    neither: the grader's uid, rlimits, seccomp, the guard; the same Python-only file rules.
+    not root: the same view, bubblewrap making a user namespace (no capability in it); no cgroup
+    (RLIMIT_NPROC=1 and seccomp: one process, so RLIMIT_AS caps the part's memory), rlimits, Landlock,
+    seccomp, the guard.
+``uid``, ``rlimits``
+    no bubblewrap view, only by name (``--sandbox uid|rlimits``, a throw-away VM): uid ``nobody`` (root)
+    or the grader's own, rlimits, Landlock where the kernel has it, seccomp, the guard
+    (:func:`confirm_level` says what that leaves open). Without bubblewrap the grader refuses the
+    other levels and says how to install it (:data:`INSTALL_BWRAP`).
 """
 
 from __future__ import annotations
@@ -112,6 +114,13 @@ JUDGE_NEEDS_LANDLOCK = ("sandbox level 'userns' on a kernel without Landlock: th
                         "references) would be readable by the parts, which share its uid. Grade as root, or on a "
                         "kernel with Landlock (5.13 or later, 'landlock' in its lsm= list)")
 ZYGOTE_MODULES = ("zygote", "wire", "cgroups", "confine", "guard", "landlock", "seccomp", "warmup")
+#: what an ordinary user's grader says when bubblewrap cannot make its user namespace (Ubuntu 24.04: AppArmor)
+USERNS_HELP = ("Where unprivileged user namespaces are restricted (Ubuntu 24.04 and later: "
+               "kernel.apparmor_restrict_unprivileged_userns=1), an administrator lets bubblewrap alone make "
+               "them by loading AppArmor's bwrap-userns-restrict profile (Ubuntu 25.04 loads it; on 24.04: "
+               "apt install apparmor-profiles, then install -m 0644 /usr/share/apparmor/extra-profiles/"
+               "bwrap-userns-restrict /etc/apparmor.d/ and apparmor_parser -r /etc/apparmor.d/bwrap-userns-restrict), "
+               "or grades as root")
 INSTALL_BWRAP = ("the grader confines each part with bubblewrap, which this machine lacks: install it "
                  "(`apt install bubblewrap`, `dnf install bubblewrap`), or pass --sandbox uid|rlimits on a "
                  "throw-away VM only")
@@ -182,13 +191,19 @@ def detect_level(requested: str = "auto") -> str:
     if bwrap() is None:
         raise SandboxError(INSTALL_BWRAP)
     paths = python_paths()
+    said = []
     for level in (("root",) if os.geteuid() == 0 else ()) + ("userns",):
         probe = subprocess.run(bwrap_argv(level, paths) + [os.path.realpath(sys.executable), "-I", "-S", "-c", ""],
                                stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
         if probe.returncode == 0:
             return level
+        said.append(f"{level}: {probe.stderr.decode(errors='replace').strip()[-300:] or probe.returncode}")
     level = "uid" if os.geteuid() == 0 else "rlimits"
-    confirm_level(level, forced=False)
+    try:
+        confirm_level(level, forced=False)
+    except WeakSandbox as weak:
+        raise WeakSandbox(f"bubblewrap could not make its sandbox here ({'; '.join(said)}). {USERNS_HELP}. "
+                          f"Otherwise: {weak}") from None
     return level
 
 
