@@ -14,7 +14,7 @@ NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 # JupyterLab refuses to run as root without --allow-root (containers, CI).
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
-.PHONY: setup setup-dev lab test test-fast nbval nbval-cpus site browser-deps hub-deps a11y-deps hub-demo bench clean figures
+.PHONY: setup setup-dev lab test test-fast nbval nbval-cpus site browser-deps sandbox-deps hub-deps a11y-deps hub-demo bench clean figures
 
 setup: $(STAMP)
 setup-dev: $(DEV_STAMP)
@@ -58,6 +58,13 @@ browser-deps:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "chromium is missing: sudo apt-get install -y chromium" >&2; exit 1; fi; }
 
+# bubblewrap, which confines the grader's parts (course_grader.sandbox: it refuses to grade without it).
+# From Debian/Ubuntu when root; an ordinary user is told the command. A student's `make lab` needs none.
+sandbox-deps:
+	@command -v bwrap >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; \
+	  else echo "bubblewrap is missing: sudo apt-get install -y bubblewrap" >&2; exit 1; fi; }
+
 # JupyterHub's proxy for the hub test and `make hub-demo`: configurable-http-proxy from npm, under
 # .hub/ (git-ignored); Node.js and npm from Debian when missing. Version 5 needs Node 20+; older: 4.x.
 CHP := .hub/node_modules/.bin/configurable-http-proxy
@@ -88,11 +95,11 @@ $(AXE):
 
 # The hub test's class, by hand (root: it makes Unix accounts): JupyterHub on http://127.0.0.1:8000
 # with an instructor and three students, 07_exercise released; Ctrl-C removes it all again.
-hub-demo: $(DEV_STAMP) hub-deps
+hub-demo: $(DEV_STAMP) sandbox-deps hub-deps
 	$(PY) tests/hub/hub_class.py --port 8000
 
 # nbgrader calls alembic from PATH: the venv's bin comes first.
-test: $(DEV_STAMP) browser-deps hub-deps a11y-deps
+test: $(DEV_STAMP) browser-deps sandbox-deps hub-deps a11y-deps
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest -p no:cacheprovider --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg tests $(NOTEBOOKS)
 	$(MAKE) --no-print-directory nbval-cpus
 

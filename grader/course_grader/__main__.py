@@ -115,9 +115,9 @@ def _prespawn(argv: list) -> None:
     try:
         level = sandbox.detect_level(_option(argv, "sandbox", "auto"))
         jobs = max(1, int(_option(argv, "jobs", "2")))
+        sandbox.PRESPAWNED[:] = [level, sandbox.Mother(level, jobs)]
     except (ValueError, sandbox.SandboxError):           # the app says why
         return
-    sandbox.PRESPAWNED[:] = [level, sandbox.Mother(level, jobs)]
 
 
 if __name__ == "__main__":

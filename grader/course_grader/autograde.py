@@ -119,7 +119,11 @@ class SandboxAutogradeApp(AutogradeApp):
             self.log.warning("%s", forced)
         for path in cgroups.sweep():
             self.log.warning("Removed the cgroup %s, left by a grader that was killed", path)
-        grader = ClassGrader(level, settings.options(), settings.jobs, settings.student_timeout)
+        try:
+            grader = ClassGrader(level, settings.options(), settings.jobs, settings.student_timeout)
+        except sandbox.SandboxError as e:                # a level the judge cannot run at (userns, no Landlock)
+            self.log.error("Not grading: %s", e)
+            sys.exit(1)
         started, me = time.time(), os.getpid()
 
         def terminate(signum, frame):

@@ -8,19 +8,21 @@ and gets back what the part wrote, parsed here with ``allow_pickle=False``, and 
 Levels (:func:`detect_level` picks the strongest that works; README "Autograde, sandboxed"):
 
 ``root``
-    the grader is root: namespaces (mount, PID, network, IPC, UTS), the allow-list file system,
-    uid ``nobody``, a cgroup per part (memory and processes of the part as a whole), rlimits,
-    seccomp, the guard.
+    the grader is root: bubblewrap (:func:`bwrap_argv`) builds the view (the Python installation and the
+    C libraries read-only, no network, new PID, IPC and UTS namespaces, a private /tmp, an empty
+    environment, its own session, the life of the grader) with six capabilities left; each part then
+    leaves root for uid ``nobody`` (no capability), in a cgroup of its own (memory and processes of the
+    part as a whole), with rlimits, Landlock, seccomp (:mod:`.seccomp`, compiled by libseccomp) and the
+    guard.
 ``userns``
-    not root, unprivileged user namespaces allowed: the same namespaces and view, under the grader's
-    own uid mapped to an unprivileged one; no cgroup (RLIMIT_NPROC=1 and seccomp: one process, so
-    RLIMIT_AS caps the part's memory), rlimits, seccomp, the guard.
-``uid``
-    root where namespaces are refused (some containers): uid ``nobody``, cgroups if writable,
-    rlimits, seccomp, the guard; no file-system view (the guard refuses writes, and reads outside
-    the Python installation, from Python only).
-``rlimits``
-    neither: the grader's uid, rlimits, seccomp, the guard; the same Python-only file rules.
+    not root: the same view, bubblewrap making a user namespace (no capability in it); no cgroup
+    (RLIMIT_NPROC=1 and seccomp: one process, so RLIMIT_AS caps the part's memory), rlimits, Landlock,
+    seccomp, the guard.
+``uid``, ``rlimits``
+    no bubblewrap view, only by name (``--sandbox uid|rlimits``, a throw-away VM): uid ``nobody`` (root)
+    or the grader's own, rlimits, Landlock where the kernel has it, seccomp, the guard
+    (:func:`confirm_level` says what that leaves open). Without bubblewrap the grader refuses the
+    other levels and says how to install it (:data:`INSTALL_BWRAP`).
 """
 
 from __future__ import annotations
@@ -106,28 +108,102 @@ def confirm_level(level: str, forced: bool, abi: int | None = None) -> str | Non
     return "FORCED: " + text
 
 
+BWRAP = "/usr/bin/bwrap"
+GRADER_DIR, JUDGE_DIR = "/grader", "/judge"      # inside the view: the zygote's files; the judge's packages
+JUDGE_NEEDS_LANDLOCK = ("sandbox level 'userns' on a kernel without Landlock: the judge's packages (course_lib's "
+                        "references) would be readable by the parts, which share its uid. Grade as root, or on a "
+                        "kernel with Landlock (5.13 or later, 'landlock' in its lsm= list)")
+ZYGOTE_MODULES = ("zygote", "wire", "cgroups", "confine", "guard", "landlock", "seccomp", "warmup")
+#: what an ordinary user's grader says when bubblewrap cannot make its user namespace (Ubuntu 24.04: AppArmor)
+USERNS_HELP = ("Where unprivileged user namespaces are restricted (Ubuntu 24.04 and later: "
+               "kernel.apparmor_restrict_unprivileged_userns=1), an administrator lets bubblewrap alone make "
+               "them by loading AppArmor's bwrap-userns-restrict profile (Ubuntu 25.04 loads it; on 24.04: "
+               "apt install apparmor-profiles, then install -m 0644 /usr/share/apparmor/extra-profiles/"
+               "bwrap-userns-restrict /etc/apparmor.d/ and apparmor_parser -r /etc/apparmor.d/bwrap-userns-restrict), "
+               "or grades as root")
+INSTALL_BWRAP = ("the grader confines each part with bubblewrap, which this machine lacks: install it "
+                 "(`apt install bubblewrap`, `dnf install bubblewrap`), or pass --sandbox uid|rlimits on a "
+                 "throw-away VM only")
+
+
+def bwrap() -> str | None:
+    """The bubblewrap binary, or None."""
+    import shutil
+    found = shutil.which("bwrap") or (BWRAP if os.access(BWRAP, os.X_OK) else None)
+    return found
+
+
+def bwrap_argv(level: str, paths: dict, tmp_mb: int = 64, cgroups: bool = False) -> list:
+    """The view of the mother, its zygotes and their parts, as bubblewrap's argument list: the Python
+    installation, site-packages, the C libraries and the grader's own few files read-only, a private
+    /tmp, /dev and /proc, no network, new PID/IPC/UTS namespaces, a cleared environment, the session
+    and the life of the grader. As root the sandbox keeps only what its zygotes need to leave root per
+    part (setuid/setgid), to end a part of another uid (kill) and to give it, then remove, its /tmp
+    directory (chown, dac_override, fowner); elsewhere bwrap makes a user namespace."""
+    argv = [bwrap() or BWRAP, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+            "--die-with-parent", "--new-session", "--clearenv", "--chdir", "/"]
+    for name, value in ENV.items():
+        argv += ["--setenv", name, value]
+    for name in ("LD_LIBRARY_PATH", "COURSE_GRADING_DEBUG"):   # where libpython is; debugging the sandbox
+        if os.environ.get(name):
+            argv += ["--setenv", name, os.environ[name]]
+    if level == "root":
+        argv += ["--cap-drop", "ALL"] + [a for cap in ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN",
+                                                                     "CAP_DAC_OVERRIDE", "CAP_FOWNER")
+                                         for a in ("--cap-add", cap)]
+    else:
+        argv += ["--unshare-user", "--unshare-cgroup-try"]
+    for lib in ("/usr/lib", "/usr/lib64", "/usr/lib32"):        # libc, libstdc++, libseccomp
+        if os.path.isdir(lib) and not os.path.islink(lib):
+            argv += ["--ro-bind", lib, lib]
+    for link in ("/lib", "/lib64", "/lib32"):
+        if os.path.islink(link):
+            argv += ["--symlink", os.readlink(link), link]
+        elif os.path.isdir(link):
+            argv += ["--ro-bind", link, link]
+    for path in paths["readonly"]:
+        argv += ["--ro-bind", path, path]
+    for path in paths.get("hidden", ()):      # course_lib/course_grader installed in site-packages: covered
+        argv += ["--tmpfs", path] if os.path.isdir(path) else ["--ro-bind", "/dev/null", path]
+    if paths.get("grader"):                   # the zygote's own modules and the harness, loaded before any part
+        argv += ["--perms", "0700", "--dir", GRADER_DIR]     # (as root: a part's uid cannot open them)
+    for name, path in paths.get("grader", {}).items():
+        argv += ["--ro-bind", path, f"{GRADER_DIR}/{name}"]
+    if paths.get("judge"):                    # the judge's packages: a folder only root (the mother) may open
+        argv += ["--perms", "0700", "--dir", JUDGE_DIR]
+        for path in paths["judge"]:
+            argv += ["--ro-bind", path, f"{JUDGE_DIR}/{os.path.basename(path)}"]
+    argv += ["--dev", "/dev", "--proc", "/proc", "--size", str(tmp_mb << 20), "--tmpfs", "/tmp"]
+    if cgroups and os.path.isdir("/sys/fs/cgroup"):             # the zygotes' cgroups (root only)
+        argv += ["--bind", "/sys/fs/cgroup", "/sys/fs/cgroup"]
+    return argv
+
+
 def detect_level(requested: str = "auto") -> str:
-    """The strongest level this machine allows (probed once with a throwaway child). A level without
-    namespaces is refused unless asked for by name (:func:`confirm_level`)."""
+    """The strongest level this machine allows (bubblewrap tried once, with a throwaway Python). A
+    level without bubblewrap is refused unless asked for by name (:func:`confirm_level`)."""
     if requested != "auto":
         if requested not in LEVELS:
             raise ValueError(f"sandbox level: expected one of {LEVELS}, got {requested!r}")
+        if requested in ("root", "userns") and bwrap() is None:
+            raise SandboxError(INSTALL_BWRAP)
         return requested
+    if bwrap() is None:
+        raise SandboxError(INSTALL_BWRAP)
     paths = python_paths()
+    said = []
     for level in (("root",) if os.geteuid() == 0 else ()) + ("userns",):
-        pid = os.fork()
-        if pid == 0:                                     # the zygote's own set-up, in a throwaway child
-            try:
-                confine.enter(level)
-                confine.build_view(paths["readonly"], paths["hidden"])
-                os._exit(0)
-            except BaseException:                        # noqa: BLE001
-                os._exit(1)
-        _, status = os.waitpid(pid, 0)
-        if os.waitstatus_to_exitcode(status) == 0:
+        probe = subprocess.run(bwrap_argv(level, paths) + [os.path.realpath(sys.executable), "-I", "-S", "-c", ""],
+                               stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+        if probe.returncode == 0:
             return level
+        said.append(f"{level}: {probe.stderr.decode(errors='replace').strip()[-300:] or probe.returncode}")
     level = "uid" if os.geteuid() == 0 else "rlimits"
-    confirm_level(level, forced=False)
+    try:
+        confirm_level(level, forced=False)
+    except WeakSandbox as weak:
+        raise WeakSandbox(f"bubblewrap could not make its sandbox here ({'; '.join(said)}). {USERNS_HELP}. "
+                          f"Otherwise: {weak}") from None
     return level
 
 
@@ -180,6 +256,8 @@ def interpret(reply: dict, raw: bytes, timeout: float) -> Outcome:
                               "process, a terminal ioctl, a socket, a mount, ...)")
     if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 86:
         return out("student", "broke a rule of the sandbox")
+    if reply.get("tmp_over"):
+        return out("student", "left more in /tmp than the sandbox allows a part")
     if reply.get("overflow"):
         return out("student", "sent more than 64 MiB of results")
     try:
@@ -269,15 +347,16 @@ class Zygote:
 
     def __init__(self, level: str, python: str | None = None, paths: dict | None = None):
         """``python`` and ``paths`` (see :func:`python_paths`) default to the grader's own interpreter."""
-        self.level, self.proc, self.info = level, None, None
+        self.level, self.proc, self.info, self.mother_pid = level, None, None, None
         self.python, self.paths = python or sys.executable, paths or python_paths()
         self.log = tempfile.TemporaryFile()
         self._spawn()
 
     @classmethod
-    def slot(cls, level: str, sock: socket.socket, log, python: str, paths: dict) -> Zygote:
-        """A zygote that a :class:`Mother` forked, reached on ``sock`` (its hello names its pid here)."""
+    def slot(cls, level: str, sock: socket.socket, log, python: str, paths: dict, mother_pid: int) -> Zygote:
+        """A zygote that a :class:`Mother` forked, reached on ``sock`` (its hello names its pid there)."""
         z = cls.__new__(cls)
+        z.mother_pid = mother_pid
         z.level, z.proc, z.info, z.python, z.paths, z.log = level, None, None, python, paths, log
         z.sock, z.read_roots, z.pidfd, z.known_cases = sock, paths["read_roots"], None, set()
         return z
@@ -304,7 +383,10 @@ class Zygote:
                                    f"{header.get('traceback', '')}{_tail(self.log)}")
             self.info = header
             if self.proc is None:                          # a mother's: followed by its pid, never reused
-                self.pidfd = os.pidfd_open(int(header["host_pid"]))
+                pid = int(header["host_pid"])
+                if self.mother_pid is not None and self.level in ("root", "userns"):
+                    pid = _outer_pid(self.mother_pid, pid)
+                self.pidfd = os.pidfd_open(pid)
         return self.info
 
     def run(self, request: dict, arrays: list) -> Outcome:
@@ -368,16 +450,45 @@ def _tail(log) -> str:
 
 
 def _start(python: str, cfg: dict, fds: list, log) -> subprocess.Popen:
-    """``python -I -S zygote.py CFG`` with an empty environment, in its own session, ``fds`` passed."""
+    """``python -I -S zygote.py CFG`` in bubblewrap's view (:func:`bwrap_argv`; at the uid and rlimits
+    levels, with an empty environment only), in its own session, ``fds`` passed."""
     cfg = dict(cfg, grader_pid=os.getpid(), harness=HARNESS)
     env = dict(ENV)
     for name in ("LD_LIBRARY_PATH", "COURSE_GRADING_DEBUG"):   # where libpython is; debugging the sandbox
         if os.environ.get(name):
             env[name] = os.environ[name]
-    return subprocess.Popen([python, "-I", "-S", ZYGOTE, json.dumps(cfg)], env=env,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+    if cfg["level"] in ("root", "userns"):      # in the view: /grader/zygote.py, its modules, the harness
+        here = os.path.dirname(ZYGOTE)
+        cfg["grader"] = {f"{m}.py": os.path.join(here, f"{m}.py") for m in ZYGOTE_MODULES} | {"harness.py": HARNESS}
+        cfg["harness"] = f"{GRADER_DIR}/harness.py"
+        if cfg.get("judge"):
+            cfg["course_lib_parent"] = cfg["grader_parent"] = JUDGE_DIR
+        slots = max(1, len(cfg.get("slots") or ()))
+        argv = bwrap_argv(cfg["level"], cfg, tmp_mb=slots * SandboxOptions.tmp_mb, cgroups=cfg["level"] == "root")
+        argv += [os.path.realpath(python), "-I", "-S", f"{GRADER_DIR}/zygote.py", json.dumps(cfg)]
+    else:
+        argv = [python, "-I", "-S", ZYGOTE, json.dumps(cfg)]
+    return subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=None if env.get("COURSE_GRADING_DEBUG") else log,
                             pass_fds=tuple(fds), start_new_session=True, cwd="/")
+
+
+def _outer_pid(ancestor: int, inner: int) -> int:
+    """The pid, as this process sees it, of the descendant of ``ancestor`` that is ``inner`` in its own PID
+    namespace (a zygote inside bubblewrap names itself by its inner pid)."""
+    todo = [ancestor]
+    while todo:
+        pid = todo.pop()
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                nspid = next(line for line in f if line.startswith("NSpid:")).split()[1:]
+            if pid != ancestor and int(nspid[-1]) == inner and len(nspid) > 1:
+                return pid
+            with open(f"/proc/{pid}/task/{pid}/children") as f:
+                todo += [int(c) for c in f.read().split()]
+        except (OSError, StopIteration, ValueError):
+            continue
+    return inner
 
 
 class Mother:
@@ -386,17 +497,21 @@ class Mother:
     cases from the hidden seeds, and each :meth:`channel` carries one worker's outcomes and verdicts."""
 
     def __init__(self, level: str, slots: int, python: str | None = None, paths: dict | None = None):
+        if level == "userns" and landlock.abi() == 0:     # one uid in the sandbox: only Landlock keeps
+            raise SandboxError(JUDGE_NEEDS_LANDLOCK)       # a part from the judge's packages (JUDGE_DIR)
         self.level, self.python, self.paths = level, python or sys.executable, paths or python_paths()
         self.log = tempfile.TemporaryFile()
         pairs = [socket.socketpair() for _ in range(slots + 2)]
         theirs = [b.fileno() for _, b in pairs]
         cfg = dict(self.paths, level=level, slots=theirs[:slots], control=theirs[slots],
                    channels=theirs[slots + 1],
-                   course_lib_parent=os.path.dirname(COURSE_LIB), grader_parent=os.path.dirname(HERE))
+                   course_lib_parent=os.path.dirname(COURSE_LIB), grader_parent=os.path.dirname(HERE),
+                   judge=[HERE, COURSE_LIB])           # bound under JUDGE_DIR (0700), outside every Landlock
         self.proc = _start(self.python, cfg, theirs, self.log)
         for _, b in pairs:
             b.close()
-        self.zygotes = [Zygote.slot(level, a, self.log, self.python, self.paths) for a, _ in pairs[:slots]]
+        self.zygotes = [Zygote.slot(level, a, self.log, self.python, self.paths, self.proc.pid)
+                        for a, _ in pairs[:slots]]
         self.control, self.passing = pairs[slots][0], pairs[slots + 1][0]
 
     def ask_cases(self, seeds: dict) -> None:

@@ -45,11 +45,7 @@ class Zygote:
         self.guard.install(self.torch, watched)
         root = self.level in ("root", "uid")
         self.cg = self.cgroups.Cgroups.open(self.cgroups.base_name(self.cfg["grader_pid"])) if root else None
-        if self.level in ("root", "userns"):
-            self.pid_ns = self.confine.own_pid_namespace()
-            self.confine.build_view(self.cfg["readonly"], self.cfg["hidden"])
-        else:                           # no PID namespace: a part's orphans come back to us, to be ended
-            self.confine.prctl(self.confine.PR_SET_CHILD_SUBREAPER, 1)
+        self.confine.prctl(self.confine.PR_SET_CHILD_SUBREAPER, 1)   # a part's orphans come back to us, to be ended
         import gc
         gc.collect()
         gc.freeze()                     # parts share these pages: no collection of theirs touches (copies) them
@@ -94,30 +90,47 @@ class Zygote:
             self.cases[key] = cases
         return cases
 
+    def _tmp(self, req: dict) -> str:
+        """The part's own directory in bubblewrap's /tmp (Landlock lets it write there only), its uid's."""
+        self.made = getattr(self, "made", 0) + 1
+        path = f"/tmp/part-{os.getpid()}-{self.made}"
+        os.mkdir(path, 0o700)
+        if self.level == "root":
+            os.chown(path, req["uid"], req["gid"])
+        return path
+
     def run_part(self, req: dict, arrays: list) -> tuple[dict, bytes]:
-        """Fork the part process S (PID 1 of a new PID namespace), wait for it or kill it, clean up."""
+        """Fork the part process S, wait for it or kill it, clean up (its cgroup, orphans, /tmp directory)."""
         start = time.monotonic()
         members = self._members(req, arrays)
         r, w = os.pipe()                                         # the part's results (fd 4 there)
         tr, tw = os.pipe()                                       # the guard's reason (fd 3 there)
         er, ew = os.pipe()                                       # set-up errors, closed before student code
         cg = None if self.cg is None else self.cg.part(req["memory_mb"], req.get("cgroup_pids", 8))
-        namespaced = self.level in ("root", "userns")
-        if namespaced:
-            self.confine.unshare(self.confine.CLONE_NEWPID)      # our next child is PID 1 of a new namespace
+        tmp = self._tmp(req) if self.level in ("root", "userns") else None
         pid = os.fork()
         if pid == 0:
-            part_process(self, req, members, (w, tw, ew), cg, arrays)    # never returns
-        if namespaced:
-            self.confine.setns(self.pid_ns, self.confine.CLONE_NEWPID)
+            part_process(self, req, members, (w, tw, ew), cg, arrays, tmp)    # never returns
         for fd in (w, tw, ew):
             os.close(fd)
         bufs, timed_out, status = _watch_part(pid, (r, tr, er), req["timeout"], self.confine.kill_group)
         if cg is not None:
             survivors = cg.finish()
-        else:                           # PID 1 of its namespace took it all with it, or the orphans are ours
-            survivors = 0 if namespaced else self.confine.end_orphans(time.monotonic() + 3.0)
+        else:                           # the orphans are ours (we are their subreaper)
+            survivors = self.confine.end_orphans(time.monotonic() + 3.0)
+        while True:                     # reap the orphans the cgroup's end killed (we are their subreaper)
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    break
+            except ChildProcessError:
+                break
+        tmp_bytes = 0
+        if tmp is not None:             # the part's /tmp size: what it left there (one file: RLIMIT_FSIZE)
+            import shutil
+            tmp_bytes = _bytes_under(tmp)
+            shutil.rmtree(tmp, ignore_errors=True)
         reply = {"timed_out": timed_out, "wait_status": status, "survivors": survivors,
+                 "tmp_over": tmp_bytes > req["tmp_mb"] << 20,
                  "tattle": bufs[tr].decode("utf-8", "replace")[:300],
                  "setup_error": bufs[er].decode("utf-8", "replace")[:1000],
                  "seconds": time.monotonic() - start, "peak_mb": 0.0 if cg is None else cg.peak_mb(),
@@ -125,6 +138,18 @@ class Zygote:
         for fd in (r, tr, er):
             os.close(fd)
         return reply, bufs[r]
+
+
+def _bytes_under(top: str) -> int:
+    """The bytes the files under ``top`` take (their blocks: a sparse file counts what it holds)."""
+    total = 0
+    for folder, dirs, files in os.walk(top):
+        for name in files + dirs:
+            try:
+                total += os.lstat(os.path.join(folder, name)).st_blocks * 512
+            except OSError:
+                continue
+    return total
 
 
 def _watch_part(pid: int, fds: tuple, timeout: float, kill_group):
@@ -162,33 +187,30 @@ def _watch_part(pid: int, fds: tuple, timeout: float, kill_group):
     return bufs, timed_out, status
 
 
-def part_process(z: Zygote, req: dict, members: list, fds: tuple, cg, arrays: list) -> None:
+def part_process(z: Zygote, req: dict, members: list, fds: tuple, cg, arrays: list, tmp: str | None) -> None:
     """The part process S: confinement, the references of the dependencies, then the cell and the cases
     (of each member of a group of parts that depend on no reference, one after the other)."""
     w, tw, ew = fds
-    namespaced = z.level in ("root", "userns")
+    writable = [tmp] if tmp else []
     try:
-        z.confine.die_with_parent(0 if namespaced else z.pid)    # its parent is outside its PID namespace
+        z.confine.die_with_parent(z.pid)
         os.setsid()                                              # no controlling terminal, its own session
         if cg is not None:
             cg.join_self()                                       # before anything runs: all of it is counted
-        if namespaced:
-            z.confine.part_namespaces()
-            z.confine.part_mounts(req["tmp_mb"])
         ew = _descriptors(w, tw, ew)
-        os.chdir("/tmp" if namespaced else "/")
-        z.confine.limit(req["memory_mb"], req["cpu_seconds"], req["max_file_mb"], req.get("nproc", 1))
+        os.chdir(tmp or "/")
+        max_file_mb = min(req["max_file_mb"], req["tmp_mb"]) if tmp else req["max_file_mb"]   # /tmp is shared
+        z.confine.limit(req["memory_mb"], req["cpu_seconds"], max_file_mb, req.get("nproc", 1))
         z.confine.drop(z.level, req["uid"], req["gid"])
         deps = z.guard.load_dependencies(f"_references_{os.getpid()}", req["deps"], req["exports"], arrays)
         compiled = [_compile(m["source"], m["part"]) for m, _, _ in members]
         layers = req.get("layers", {})
         if layers.get("landlock", True):                         # the kernel's file allow-list, every level
-            z.landlock.restrict(req["read_roots"], ["/tmp"] if namespaced else [])
+            z.landlock.restrict(req["read_roots"], writable)
         if layers.get("seccomp", True) and z.seccomp.supported():
             z.seccomp.install(os.getpid())
         if layers.get("guard", True):
-            z.guard.arm(tuple(code for code, _ in compiled if code is not None), req["read_roots"],
-                        ["/tmp"] if namespaced else [])
+            z.guard.arm(tuple(code for code, _ in compiled if code is not None), req["read_roots"], writable)
     except BaseException as e:                                   # noqa: BLE001 (never run unconfined)
         _fail(ew, e)
     os.close(ew)                                                 # only the grader's code could write there
@@ -297,23 +319,10 @@ def _probe(ns: dict):
         return {"probe_error": _fmt(e)}
 
 
-def _become_init(confine, grader: int) -> None:
-    """In new namespaces, fork: the child goes on as the zygote, PID 1 of its own PID namespace (so its
-    parts' namespaces nest in one it owns); this process waits for it and ends with it."""
-    child = os.fork()
-    if child:
-        confine.die_with_parent(grader)
-        _, status = os.waitpid(child, 0)
-        os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
-    confine.die_with_parent(0)
-
-
 def _zygote(cfg: dict, libs: dict, warm: tuple | None = None, parent: int | None = None) -> None:
     """Be a zygote on ``cfg["fd"]``: namespaces, (torch,) guard, view, hello, then serve; never returns."""
-    confine, sock = libs["confine"], cfg["fd"]
+    sock = cfg["fd"]
     try:
-        if confine.enter(cfg["level"]):                          # single-threaded: before numpy, or a fork
-            _become_init(confine, os.getppid() if parent is None else parent)
         libs.setdefault("wire", _wire(cfg))
         z = Zygote(cfg, libs)
         ready = dict(z.start(warm), host_pid=cfg.get("host_pid"))
@@ -379,8 +388,12 @@ def main() -> None:
     import landlock
     import seccomp
     import warmup
-    confine.die_with_parent(cfg["grader_pid"])
+    if cfg["level"] in ("root", "userns"):
+        confine.prctl(confine.PR_SET_PDEATHSIG, 9)      # bubblewrap's --die-with-parent: the grader's pid is not ours
+    else:
+        confine.die_with_parent(cfg["grader_pid"])
     confine.prctl(confine.PR_SET_DUMPABLE, 0)          # a process of the same uid cannot read our memory
+    os.environ.pop("PWD", None)                         # bubblewrap's (after --chdir), not one of ENV
     libs = dict(confine=confine, cgroups=cgroups, seccomp=seccomp, guard=guard, landlock=landlock, warmup=warmup)
     if cfg.get("slots"):
         libs["wire"] = _wire(cfg)

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import io
 import os
+import pathlib
 import re
+import shutil
+import tempfile
 import time
 
 import numpy as np
@@ -29,7 +32,7 @@ from attack_kit import (
     run_part,
     zygote,  # noqa: F401 (a fixture: the tests take it by name)
 )
-from course_grader import runner, sandbox, wire
+from course_grader import cgroups, runner, sandbox, wire
 from course_lib.grading import policy
 from course_lib.grading.parts import part_of_test
 
@@ -63,8 +66,48 @@ def probe():
     return r
 """
 
+PROBE_LANDLOCKED = """
+import os
+def read(path):
+    try:
+        with open(path, 'rb') as f:
+            return f.read(200).decode('latin-1')
+    except OSError as e:
+        return type(e).__name__
+def probe():
+    r = {{name: read(path) for name, path in {paths!r}.items()}}
+    try:
+        r['proc'] = sorted(os.listdir('/proc'))
+    except OSError as e:
+        r['proc'] = type(e).__name__
+    try:
+        import course_lib
+        r['course_lib'] = course_lib.__file__
+    except ImportError as e:
+        r['course_lib'] = type(e).__name__
+    return r
+"""
+
 VIEW = LEVEL in ("root", "userns")          # namespaces here; elsewhere the same tests check the guard
 OUTSIDE_READ = ("import builtins\nbuiltins.open({path!r}).read()\n")
+
+
+def _view_top(argv: list) -> set:
+    """The top-level names of the view bubblewrap was started with (its mounts' and links' destinations)."""
+    two = {"--bind", "--ro-bind", "--dev-bind", "--symlink", "--bind-try", "--ro-bind-try", "--setenv"}
+    one = {"--dev", "--proc", "--tmpfs", "--dir", "--mqueue"}
+    top, i = set(), 0
+    while i < len(argv) and argv[i].startswith("--"):
+        if argv[i] in two:
+            if argv[i] != "--setenv":
+                top.add(argv[i + 2].split("/")[1])
+            i += 3
+        elif argv[i] in one:
+            top.add(argv[i + 1].split("/")[1])
+            i += 2
+        else:
+            i += 1 + (argv[i] in {"--chdir", "--size", "--perms", "--cap-add", "--cap-drop", "--uid", "--gid"})
+    return top
 
 
 def test_a_part_sees_only_the_allow_list(zygote, tmp_path):  # noqa: F811
@@ -75,24 +118,106 @@ def test_a_part_sees_only_the_allow_list(zygote, tmp_path):  # noqa: F811
         result, _ = run_part(zygote, "attention", OUTSIDE_READ.format(path=str(secret)) + GOOD["attention"])
         assert result.status == "failed" and "opens" in result.message
         return
-    paths = {"gradebook": str(secret), "hostname": "/etc/hostname", "source": str(runner.__file__),
-             "grader_environ": f"/proc/{os.getpid()}/environ", "zygote_environ": "/proc/1/environ",
-             "passwd": "/etc/passwd"}
-    r = probe(zygote, PROBE_FILES.format(paths=paths), layers=OFF)
-    for name in paths:
+    paths = {"gradebook": str(secret), "hostname": "/etc/hostname", "passwd": "/etc/passwd",
+             "grader_environ": f"/proc/{os.getpid()}/environ", "runner": runner.__file__,
+             "reference": sandbox.COURSE_LIB + "/grading/reference.py"}
+    r = probe(zygote, PROBE_FILES.format(paths=dict(paths, harness=sandbox.GRADER_DIR + "/harness.py")),
+              layers=OFF)                                               # what the view alone holds back
+    for name in [*paths, *(("harness",) if LEVEL == "root" else ())]:   # the grader's files: root's folder
         assert r[name] in ("FileNotFoundError", "PermissionError"), (name, r[name])
-    assert r["course_lib"] in ("ModuleNotFoundError", "ImportError")
-    bound = {path.split("/")[1] for path in sandbox.python_paths()["readonly"]}   # where Python lives
-    assert set(r["root"]) == {".empty", "dev", "proc", "tmp"} | bound, r["root"]
+    with open(f"/proc/{zygote.proc.pid}/cmdline", "rb") as f:          # bubblewrap's own argument list
+        argv = [a.decode() for a in f.read().split(b"\0")[1:]]
+    assert set(r["root"]) == _view_top(argv), r["root"]
+    assert {"dev", "proc", "tmp"} <= set(r["root"]) and not {"etc", "home", "var", "run", "srv"} & set(r["root"])
     assert all(v != True for k, v in r.items() if k.startswith("wrote")), r   # noqa: E712
-    assert r["proc"] == ["1"] and r["pid"] == 1 and r["ppid"] == 0       # its own PID namespace, alone
-    assert r["sid"] == 1 and r["tty_nr"] == "0"                          # its own session, no terminal
+    assert r["sid"] == r["pid"] and r["tty_nr"] == "0"                  # its own session, no terminal
+    assert str(os.getpid()) not in r["proc"] or r["pid"] == os.getpid()  # bubblewrap's PID namespace
     set_by_torch = {k for k in r["env"] if k.startswith("TORCH")}                # e.g. its inductor cache dir
     assert set(r["env"]) - set_by_torch <= set(sandbox.ENV) | {"COURSE_GRADING_DEBUG", "LD_LIBRARY_PATH"}
     if LEVEL == "root":
         assert r["uid"] == PART_UID != 65534              # its own uid, not nobody's
+    landlocked = probe(zygote, PROBE_LANDLOCKED.format(paths=dict(paths, init_status="/proc/1/status",
+                                                                  self_proc="/proc/self/status")),
+                       layers={"seccomp": False, "guard": False})       # no PID namespace of its own: Landlock
+    for name in paths:                                                 # (nor the grader's files, nor /proc)
+        assert landlocked[name] in ("FileNotFoundError", "PermissionError"), (name, landlocked[name])
+    assert landlocked["course_lib"] in ("ModuleNotFoundError", "ImportError")
+    assert landlocked["proc"] == "PermissionError"
     assert secret.read_text() == "GRADES"
     assert_contained(zygote)
+
+
+def test_the_judges_packages_are_root_s_alone():
+    """A mother's view holds course_lib and course_grader for its judge, in a folder (0700) that a part's
+    uid cannot open even where the kernel has no Landlock (layers OFF); elsewhere they are not there."""
+    mother = sandbox.Mother(LEVEL, 1)
+    try:
+        z = mother.zygotes[0]
+        z.ready()
+        paths = {"judged": sandbox.JUDGE_DIR + "/course_lib/grading/reference.py",
+                 "host": sandbox.COURSE_LIB + "/grading/reference.py", "grader": sandbox.GRADER_DIR + "/zygote.py"}
+        r = probe(z, PROBE_FILES.format(paths=paths), layers=OFF if LEVEL == "root" else {})
+        for name in (paths if VIEW else ()):
+            assert r[name] in ("FileNotFoundError", "PermissionError"), (name, r[name])
+        assert r["course_lib"] in ("ModuleNotFoundError", "ImportError")
+    finally:
+        mother.close()
+
+
+def test_no_judge_at_userns_without_landlock(monkeypatch):
+    """At userns every process of the sandbox has one uid: without Landlock nothing would keep a part
+    from the judge's packages, so no Mother starts there (a kernel without Landlock, pretended)."""
+    monkeypatch.setattr(sandbox.landlock, "abi", lambda: 0)
+    with pytest.raises(sandbox.SandboxError, match="Landlock"):
+        sandbox.Mother("userns", 1)
+
+
+def test_course_lib_installed_in_site_packages_is_covered():
+    """course_lib installed in a site-packages folder (not this checkout): the view covers it (an empty
+    folder over it), so a part neither reads nor imports it, Landlock or not."""
+    top = pathlib.Path(tempfile.mkdtemp(dir="/var/tmp"))              # not under /tmp: the view has its own
+    try:
+        _covered(top / "site-packages")
+    finally:
+        shutil.rmtree(top)
+
+
+def _covered(site: pathlib.Path) -> None:
+    for name in ("course_lib", "course_lib-1.0.dist-info", "numbers_kept"):
+        (site / name).mkdir(parents=True)
+        (site / name / "__init__.py").write_text(f"SECRET = {name!r}\n")
+    (site / "course_lib.pth").write_text(str(site) + "\n")
+    for folder, _, files in os.walk(site.parent):                    # a part's uid may read an install
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o644)
+    paths = sandbox.python_paths()
+    paths = dict(paths, readonly=paths["readonly"] + [str(site)], sys_path=paths["sys_path"] + [str(site)],
+                 hidden=[str(site / n) for n in ("course_lib", "course_lib-1.0.dist-info", "course_lib.pth")])
+    z = sandbox.Zygote(LEVEL, paths=paths)
+    try:
+        z.ready()
+        files = {"init": str(site / "course_lib" / "__init__.py"), "pth": str(site / "course_lib.pth"),
+                 "meta": str(site / "course_lib-1.0.dist-info" / "__init__.py"),
+                 "kept": str(site / "numbers_kept" / "__init__.py")}
+        r = probe(z, PROBE_FILES.format(paths=files), layers=OFF)
+        assert r["course_lib"] in ("ModuleNotFoundError", "ImportError"), r["course_lib"]
+        if LEVEL == "root":       # the folders bubblewrap makes above a bind are root's (0700): seen as root
+            inside = f"/proc/{descendants(z.proc.pid)[0]}/root"
+            r = {name: _read(inside + path) for name, path in files.items()}
+        if VIEW:
+            assert r["kept"] == "SECRET = 'numbers_kept'\n", r           # the rest of site-packages is there
+            assert r["init"] == r["meta"] == "FileNotFoundError" and r["pth"] in ("", "PermissionError"), r
+    finally:
+        z.close()
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError as e:                      # a file covered by /dev/null (nodev): PermissionError
+        return type(e).__name__
 
 
 def test_the_zygote_never_held_the_graders_state(monkeypatch):
@@ -133,19 +258,44 @@ def _memory_holds(pid: int, needles: list[str]) -> bool:
 
 
 def test_the_private_tmp_is_small_and_goes_with_the_part(zygote):  # noqa: F811
+    """A part writes in its own directory of the sandbox's /tmp (its cwd), nowhere else there: one file
+    stops at ``tmp_mb`` (RLIMIT_FSIZE), more left there in all fails the part; the directory goes with it."""
     if not VIEW:                                # no private /tmp: the guard refuses any write
         result, _ = run_part(zygote, "attention", "import builtins\nbuiltins.open('/tmp/course-attack', 'w')\n"
                              + GOOD["attention"])
         assert result.status == "failed" and "writing" in result.message
         assert_contained(zygote)
         return
-    source = ("def probe():\n    import os\n    n = 0\n    try:\n        with open('/tmp/course-attack', 'wb') as f:\n"
+    source = ("def probe():\n    import os\n    n = 0\n    try:\n        with open('course-attack', 'wb') as f:\n"
               "            for _ in range(64):\n                f.write(b'x' * (1 << 20)); n += 1\n"
-              "    except OSError as e:\n        return {'mb': n, 'error': type(e).__name__}\n    return {'mb': n}\n")
-    r = probe(zygote, source, opts=options(tmp_mb=8, max_file_mb=64), layers=OFF)
-    assert r["mb"] <= 8 and r["error"] == "OSError"
-    assert not os.path.exists("/tmp/course-attack")
+              "    except OSError as e:\n        return {'mb': n, 'error': type(e).__name__, 'cwd': os.getcwd()}\n"
+              "    return {'mb': n}\n")
+    r = probe(zygote, source, opts=options(tmp_mb=8, max_file_mb=64))
+    assert r["mb"] <= 8 and r["error"] == "OSError" and r["cwd"].startswith("/tmp/part-")
+    elsewhere = probe(zygote, "def probe():\n    try:\n        open('/tmp/course-attack', 'w')\n"
+                              "    except OSError as e:\n        return {'error': type(e).__name__}\n    return {}\n",
+                      layers={"seccomp": False, "guard": False})
+    assert elsewhere["error"] == "PermissionError"                      # Landlock: its own directory only
+    many = ("import os\nfor i in range(4):\n    with open(f'course-attack-{i}', 'wb') as f:\n"
+            "        f.write(b'x' * (3 << 20))\n")
+    result, _ = run_part(zygote, "attention", many + GOOD["attention"], opts=options(tmp_mb=8, max_file_mb=64))
+    assert result.status == "failed" and "/tmp" in result.message, result.message
+    result, _ = run_part(zygote, "attention", many.replace("4)", "2)") + GOOD["attention"],
+                         opts=options(tmp_mb=8, max_file_mb=64))
+    assert result.status == "passed", result.message                   # 6 MiB: within its 8
+    assert not any(name.startswith("part-") for name in _tmp_of(zygote))
     assert_contained(zygote)
+
+
+def _tmp_of(z) -> list:
+    """What the sandbox's /tmp holds now, seen through the mount namespace of bubblewrap's children."""
+    return os.listdir(f"/proc/{descendants(z.proc.pid)[0]}/root/tmp")
+
+
+def _inner(z) -> int:
+    """The zygote's own pid (bubblewrap's child), as this process sees it."""
+    kids = descendants(z.proc.pid)
+    return kids[-1] if kids else z.proc.pid
 
 
 FORK_BOMB = """
@@ -345,6 +495,17 @@ def test_the_reference_sources_lack_the_graded_part():
     assert GOOD["attention"]
 
 
+def test_a_root_zygote_uses_the_cgroups_this_machine_has(zygote):  # noqa: F811
+    """As root, where the grader itself sees a memory controller, the zygote (inside bubblewrap, which
+    binds the cgroup tree) finds it too: a zygote without one would run parts uncapped, silently."""
+    v2, v1 = cgroups._mounts()
+    offered = "memory" in v1 or (v2 is not None and "memory" in cgroups._read(v2 + "/cgroup.controllers").split())
+    if LEVEL == "root" and offered:
+        assert zygote.info["cgroup"] is not None, zygote.info
+    elif LEVEL == "userns":
+        assert zygote.info["cgroup"] is None                         # no privilege to make one
+
+
 def test_a_zygote_leaves_no_cgroup_behind():
     """Closed or killed mid-part, a zygote's cgroups go (as root, where it has them)."""
     for end in ("close", "kill"):
@@ -360,3 +521,27 @@ def test_a_zygote_leaves_no_cgroup_behind():
         else:
             z.close()
         assert not any(os.path.exists(p) for p in paths), paths
+
+
+def test_without_bubblewrap_the_grader_refuses_and_says_how_to_install_it(monkeypatch):
+    """No bwrap: auto and the namespace levels refuse with the install line; a weak level asked for by
+    name (a throw-away VM) still runs."""
+    monkeypatch.setattr(sandbox, "bwrap", lambda: None)
+    for level in ("auto", "root", "userns"):
+        with pytest.raises(sandbox.SandboxError, match="apt install bubblewrap"):
+            sandbox.detect_level(level)
+    assert sandbox.detect_level("rlimits") == "rlimits"
+
+
+def test_a_bubblewrap_that_cannot_make_its_sandbox_is_named_with_the_fix(monkeypatch, tmp_path):
+    """bwrap there but refused its namespaces (Ubuntu 24.04's AppArmor restriction prints this): the
+    grader does not fall to a weak level; it says what bwrap said, and the administrator's fix."""
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: loopback: Failed RTM_NEWADDR: Operation not permitted' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(sandbox, "bwrap", lambda: str(fake))
+    with pytest.raises(sandbox.WeakSandbox) as refused:
+        sandbox.detect_level()
+    text = str(refused.value)
+    assert "Failed RTM_NEWADDR" in text and "bwrap-userns-restrict" in text
+    assert "kernel.apparmor_restrict_unprivileged_userns" in text and "--sandbox" in text
