@@ -3,8 +3,8 @@
 Loaded by the zygote by file path (standard library only); used only when the grader is root.
 cgroup v2 (``memory.max``, ``memory.swap.max``, ``pids.max``, ``cgroup.kill``) where its memory
 controller is available, else cgroup v1 (``memory.limit_in_bytes`` and ``pids.max`` in their own
-hierarchies). The zygote opens the base directories before it leaves the host's file system
-(``pivot_root``) and works through those descriptors afterwards.
+hierarchies). The zygote opens the base directories at its start (bubblewrap binds /sys/fs/cgroup into
+its view, as root) and works through those descriptors afterwards.
 """
 
 from __future__ import annotations
