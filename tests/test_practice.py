@@ -100,6 +100,25 @@ def test_self_checks_are_checked_and_one_is_retrieval(path):
         assert earlier, f"{path.name}: no self-check asks again what an earlier lecture taught"
 
 
+OPEN_SETS = re.compile(r"not done yet: set ([\w, ]+?) to ")
+
+
+@pytest.mark.parametrize("path", LECTURES, ids=lambda p: p.stem[:2])
+def test_an_open_line_names_what_the_exercise_cell_sets(path):
+    """'○ not done yet: set NAME to ...' names a variable that its exercise cell assigns (a quiz whose
+    cell sets weights_mib is not told to 'set answer')."""
+    nb = nbformat.read(path, as_version=4)
+    wrong = []
+    for i, check, _ in exercises(nb):
+        said = OPEN_SETS.search(stream_text(nb.cells[check]))
+        if not said or said.group(1).startswith("both "):
+            continue
+        for name in re.split(r",\s*|\s+and\s+", said.group(1)):
+            if not re.search(rf"^{re.escape(name)}\s*=", nb.cells[i].source, re.M):
+                wrong.append(f"cell {check} says 'set {name}', which cell {i} does not assign")
+    assert not wrong, f"{path.name}:\n" + "\n".join(wrong)
+
+
 def svg_text(markdown: str, folder: Path) -> str:
     """The text of every SVG figure a markdown cell shows (its <text> and <title>/<desc>)."""
     out = []

@@ -114,31 +114,33 @@ def same_tensor(got, expected: torch.Tensor, name: str, where: str | None = None
     return True
 
 
-def choice(answer, right, wrong: dict, explain: str, where: str | None = None) -> bool:
+def choice(answer, right, wrong: dict, explain: str, where: str | None = None, name: str = "answer") -> bool:
     """A multiple-choice self-check: ``answer`` is the student's pick, ``right`` the right option,
-    ``wrong`` maps every other option to why it is wrong (and where to look). Prints one line."""
+    ``wrong`` maps every other option to why it is wrong (and where to look); ``name`` is the variable
+    the exercise cell sets, as the open line names it. Prints one line."""
     options = sorted([right, *wrong], key=str)          # never the right one first: the open line gives nothing away
     if unanswered(answer):
-        return todo("not done yet: set answer to one of " + ", ".join(repr(o) for o in options), where)
+        return todo(f"not done yet: set {name} to one of " + ", ".join(repr(o) for o in options), where)
     if isinstance(answer, str):
         answer = answer.strip()
     if answer == right:
         return passed(explain)
     if answer in wrong:
         return failed(wrong[answer], where)
-    return failed(f"answer should be one of {', '.join(repr(o) for o in options)}, got {answer!r}", where)
+    return failed(f"{name} should be one of {', '.join(repr(o) for o in options)}, got {answer!r}", where)
 
 
 def number(answer, value: float, explain: str, rel_tol: float = 0.02, abs_tol: float = 0.0,
-           low: str = "too small", high: str = "too large", where: str | None = None) -> bool:
+           low: str = "too small", high: str = "too large", where: str | None = None, name: str = "answer") -> bool:
     """A numeric self-check: ``answer`` within ``rel_tol`` (or ``abs_tol``) of ``value``; ``low`` and
-    ``high`` say what a too-small or too-large answer probably missed. Prints one line."""
+    ``high`` say what a too-small or too-large answer probably missed; ``name`` is the variable the
+    exercise cell sets, as the open line names it. Prints one line."""
     if unanswered(answer):
-        return todo("not done yet: set answer to a number", where)
+        return todo(f"not done yet: set {name} to a number", where)
     try:
         got = float(answer)
     except (TypeError, ValueError):
-        return failed(f"answer should be a number, got {answer!r}", where)
+        return failed(f"{name} should be a number, got {answer!r}", where)
     if math.isclose(got, value, rel_tol=rel_tol, abs_tol=abs_tol):
         return passed(explain)
     return failed(low if got < value else high, where)

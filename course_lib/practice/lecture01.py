@@ -215,7 +215,7 @@ def check_pipeline_steps(answer, layers: int = 6, tokens: int = 100) -> bool:
                   rel_tol=0.0, abs_tol=0.5,
                   low=f"too few: layer 1 alone takes {tokens} steps one after another",
                   high="too many: layer 2 need not wait for all of layer 1, only for the position it reads",
-                  where="which step of which layer can start when")
+                  where="which step of which layer can start when", name="steps_one_after_another")
 
 
 @check
@@ -226,4 +226,4 @@ def check_attention_memory(answer, T: int = 1024) -> bool:
                   "sentence: double T and it is four times as much",
                   low="too small: one float32 weight per (query, key) pair",
                   high="too large: count one head of one layer, in MiB (2^20 bytes)",
-                  where="how many (query, key) pairs")
+                  where="how many (query, key) pairs", name="weights_mib")

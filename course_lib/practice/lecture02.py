@@ -193,7 +193,7 @@ def check_score_spread(answer, d_k: int = 2500) -> bool:
                   "scores that far apart make the softmax one-hot",
                   low="too small: that is the spread after the division by √d_k, or of one term",
                   high="too large: the variance is d_k; the question asks for its square root",
-                  where="section 4's variance")
+                  where="section 4's variance", name="std_unscaled")
 
 
 @check
@@ -207,7 +207,8 @@ def check_unconverted_mask(answer) -> bool:
                    "only itself": "the diagonal is True in the causal mask, so torch blocks it "
                                   "(look at the last row, read as True = blocked)"},
                   "every key of the last query is blocked: the softmax of a row of -inf divides 0 by 0, "
-                  "and its output is NaN (lecture 06 meets it again)", where="the last row of the mask")
+                  "and its output is NaN (lecture 06 meets it again)", where="the last row of the mask",
+                  name="last_output")
 
 
 @check
@@ -218,4 +219,4 @@ def check_flop_ratio(answer, T: int = 1000, d: int = 256) -> bool:
                   "it attention costs T/d times as much",
                   low="too small: past T = d attention's count is the larger one",
                   high="too large: both counts are linear in one of T, d and quadratic in the other",
-                  where="lecture 01, section 3")
+                  where="lecture 01, section 3", name="flop_ratio")

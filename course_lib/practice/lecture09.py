@@ -98,7 +98,7 @@ def check_first_loss(prediction, measured: float, vocab_size: int) -> bool:
                   f"ln {vocab_size} = {math.log(vocab_size):.2f}: a uniform guess over the vocabulary",
                   rel_tol=0.05, low="too small: an untrained model is far from sure of the right word",
                   high="too large: what loss does a uniform guess over V words get?",
-                  where="the cross-entropy of a uniform guess over V words")
+                  where="the cross-entropy of a uniform guess over V words", name="first_loss")
 
 
 @check
