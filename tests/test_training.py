@@ -140,6 +140,20 @@ def test_an_unsolved_exercise_falls_back_to_the_reference(tmp_path):
     assert cls is Encoder and "'attention' raised NotImplementedError" in message
 
 
+def test_the_released_exercise_falls_back_to_the_reference(tmp_path):
+    """The notebook a student gets before writing anything: nbgrader's own ClearSolutions turns every
+    solution into ``raise NotImplementedError()``; 09 then trains the reference and says so."""
+    preprocessors = pytest.importorskip("nbgrader.preprocessors")
+    import nbformat  # noqa: PLC0415
+
+    released, _ = preprocessors.ClearSolutions().preprocess(nbformat.read(EXERCISE, as_version=4), {})
+    path = tmp_path / EXERCISE.name
+    nbformat.write(released, path)
+    cls, message = exercise_encoder(path)
+    assert cls is Encoder and "NotImplementedError" in message
+    assert message.endswith("course_lib's reference Encoder is used instead")
+
+
 def test_a_wrong_encoder_falls_back_to_the_reference(tmp_path):
     wrong = EXERCISE.read_text()                                        # the solution, without the sqrt(d_model)
     nb = json.loads(wrong)
