@@ -8,19 +8,19 @@ imports and warms up torch once, forks one zygote per socket, and only then beco
 (:mod:`course_grader.judge`). A zygote never imports course_lib and never holds the grader's
 state (no class list, no gradebook, no tokens, no case): its ``sys.path`` is the standard library and
 the virtual environment's site-packages, and it loads :mod:`wire`, :mod:`confine`, :mod:`cgroups`,
-:mod:`seccomp`, :mod:`guard` and EXERCISE's ``harness.py`` by file path, before it leaves the host's
-file system. Then:
+:mod:`seccomp`, :mod:`guard` and EXERCISE's ``harness.py`` by file path (from ``/grader`` in
+bubblewrap's view, :func:`course_grader.sandbox.bwrap_argv`, which also made its namespaces). Then:
 
-1. its namespaces (:func:`confine.enter`; it goes on as PID 1 of its own PID namespace), torch and
-   numpy imported and warmed up, the guard installed (:func:`guard.install`), the cgroup base
-   opened, and ``pivot_root`` into the allow-list view (:func:`confine.build_view`);
+1. torch and numpy imported and warmed up, the guard installed (:func:`guard.install`), the cgroup
+   base opened (as root), and the zygote made its parts' subreaper;
 2. for every request (a part's source, the references of its dependencies, its cases) it forks the
-   part process, PID 1 of a new PID namespace (``unshare(CLONE_NEWPID)`` before the fork, ``setns``
-   back after it): its own session, cgroup, mount and IPC namespaces, /proc and /tmp, rlimits,
-   another uid, no_new_privs, the dependencies' references, seccomp, the guard armed, then the
-   student's cell and the cases; at the deadline the zygote kills it, and with it the namespace;
+   part process: its own session, cgroup, a ``/tmp`` directory of its own as its working directory,
+   rlimits, another uid (as root), no_new_privs, the dependencies' references, Landlock, seccomp, the
+   guard armed, then the student's cell and the cases; at the deadline the zygote kills it, its
+   process group and whatever it left (:func:`confine.end_orphans`), and removes its directory;
 3. the answer to the grader: what the part wrote (raw, parsed by the grader), the reason the guard
-   gave if any, how the process ended, whether anything survived in its cgroup.
+   gave if any, how the process ended, whether anything survived in its cgroup, and whether it left
+   more in its directory than a part may.
 """
 
 import json
