@@ -81,17 +81,18 @@ $(CHP):
 
 # axe-core for the accessibility tests (tests/site/test_accessibility.py injects its axe.min.js into
 # each page): from npm, by name and pinned version, under .a11y/ (git-ignored). Nothing downloads at test time.
+# The stamp names the version: changing AXE_VERSION installs again (the tests refuse another version).
 AXE_VERSION := 4.14.1
-AXE := .a11y/node_modules/axe-core/axe.min.js
-a11y-deps: $(AXE)
+AXE_STAMP := .a11y/.axe-core-$(AXE_VERSION)
+a11y-deps: $(AXE_STAMP)
 
-$(AXE):
+$(AXE_STAMP):
 	@command -v npm >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; \
 	  else echo "npm is missing: sudo apt-get install -y nodejs npm" >&2; exit 1; fi; }
 	@mkdir -p .a11y
-	npm install --prefix .a11y --no-audit --no-fund --loglevel=error "axe-core@$(AXE_VERSION)"
-	@touch $(AXE)
+	npm install --prefix .a11y --save-exact --no-audit --no-fund --loglevel=error "axe-core@$(AXE_VERSION)"
+	@touch $(AXE_STAMP)
 
 # The hub test's class, by hand (root: it makes Unix accounts): JupyterHub on http://127.0.0.1:8000
 # with an instructor and three students, 07_exercise released; Ctrl-C removes it all again.

@@ -32,7 +32,9 @@ Control descriptions (stable, for people and for browser tests):
 - :func:`temperature_explorer`: ``"temperature"`` (FloatLogSlider).
 
 Accessibility: every control is a native ipywidgets input (a slider, a text box, a drop-down), so it
-is reached with Tab and changed with the arrow keys or by typing; its ``description`` is its visible
+is reached with Tab and changed with the arrow keys or by typing (a slider: its handle, then its
+editable readout); the part with the keyboard focus gets a 2 px outline (``FOCUS_CSS``, scoped to
+the box's class ``EXPLORER_CLASS``); its ``description`` is its visible
 label, plain text (``description_allow_html=False``), and its ``tooltip`` says what it changes. The
 figure output carries an ``alt`` text (``InteractiveFigure(alt=...)``; the explorers write one from
 their initial values) in the PNG's output metadata, where a page built from the notebook finds it.
@@ -76,6 +78,17 @@ __all__ = [
 DPI = 100
 COMPACT_SCALE = 0.6
 FALLBACKS = ("full", "compact", "none")
+# The keyboard focus, shown: ipywidgets marks a focused control only by a colour change (a slider's
+# handle fills, a text field's or a select's border turns light blue, about 1.3:1 against the grey
+# it replaces; a slider's editable readout gets the browser's thin ring). This rule, scoped to the
+# explorers' box (class EXPLORER_CLASS), draws a 2 px outline in JupyterLab's brand colour around
+# whichever part has the keyboard focus (WCAG 2.4.7; tests/browser/test_lecture_notebooks.py).
+EXPLORER_CLASS = "course-lib-explorer"
+FOCUS_CSS = (
+    f"<style>.{EXPLORER_CLASS} :is(.noUi-handle, .widget-readout, input, select, textarea, button)"
+    ":focus-visible { outline: 2px solid var(--jp-brand-color1, #1976d2) !important; outline-offset: 1px; }"
+    "</style>"
+)
 
 
 def figure_to_png(fig: Figure, dpi: int = DPI) -> bytes:
@@ -159,7 +172,10 @@ class InteractiveFigure:
         self.fallback = fallback
         self.alt = None if alt is None else str(alt)
         self.controls = {k: _as_control(k, v) for k, v in controls.items()}
-        self.box = widgets.VBox(list(self.controls.values()))
+        # the focus style rides along as a hidden HTML widget (no room taken, nothing to read out)
+        self._focus_style = widgets.HTML(FOCUS_CSS, layout=widgets.Layout(display="none"))
+        self.box = widgets.VBox([*self.controls.values(), self._focus_style])
+        self.box.add_class(EXPLORER_CLASS)
         self.handle = DisplayHandle(f"course-lib-figure-{uuid.uuid4().hex}")  # transient, never stored
         self.redraws = 0
         for w in self.controls.values():

@@ -146,6 +146,48 @@ def cell_output_text(page, path: str, index: int) -> str:
     return run_js(page, "cell_output_text", [path, index])
 
 
+def keyboard_walk(page, path: str, index: int) -> tuple[list[str], list[str]]:
+    """Tab through the widget view of cell `index` like a keyboard user (WCAG 2.1.1 and 2.4.7).
+
+    The walk starts on a focusable marker put just before the view (js/widget_tab_walk.js): not a
+    code editor, where Tab indents, and not inside a control. Each Tab's document.activeElement is
+    recorded until the focus leaves the view. Every part that takes the focus (a slider's handle and
+    its editable readout, a text field, a select, a button) must be reached, and, while focused,
+    show it: the site's criterion (an outline of at least 2 px, tests/site/test_accessibility.py).
+    Returns (problems, the parts in the order reached)."""
+    parts = run_js(page, "widget_tab_walk", [path, index])
+    if not parts:
+        return ["no part of the widget takes the keyboard focus"], []
+    names = {p["tag"]: f"{p['control'] or '?'}: {p['what']}" for p in parts}
+    start = page.locator("[data-browser-test-kbd-start]").first
+    start.scroll_into_view_if_needed(timeout=10_000)
+    start.focus(timeout=5_000)
+    reached, looks, trail = [], {}, []
+    for _ in range(len(parts) + 3):
+        page.keyboard.press("Tab")
+        page.wait_for_timeout(100)
+        now = run_js(page, "focus_look", [None])
+        trail.append(names.get(now["tag"], now["what"]))
+        if now["tag"] is None:
+            break                                   # the focus left the widget view
+        if now["tag"] in looks:
+            break                                   # round once
+        reached.append(now["tag"])
+        looks[now["tag"]] = now
+    problems = []
+    missed = [names[p["tag"]] for p in parts if p["tag"] not in looks]
+    if missed:
+        problems.append(f"never reached with Tab: {missed} (Tab went to {trail})")
+    if reached != [p["tag"] for p in parts][:len(reached)]:
+        problems.append(f"Tab order is not the page order: {trail}")
+    for tag, look in looks.items():
+        if not look["outline"]:
+            blurred = run_js(page, "focus_look", [tag])
+            problems.append(f"{names[tag]}: no visible focus outline (focused: {look['look']}; "
+                            f"not focused: {blurred['look']})")
+    return problems, [names[t] for t in reached]
+
+
 def change_control(page, control: dict) -> tuple[bool, str]:
     """Change one ipywidgets control like a user would (keys, a select, typing + Enter).
 

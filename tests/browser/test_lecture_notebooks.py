@@ -3,8 +3,11 @@
 For each lecture notebook: open it, "Restart Kernel and Run All Cells", wait until the kernel is
 idle; no error output on the page; every figure is a loaded image; every figure the markdown shows
 from res/ (``![...](../res/NAME.svg)``) is on the page and loaded; a widget control changed in the
-browser redraws its figure. A full-notebook screenshot per notebook goes to screenshots/
-(git-ignored); the test prints its name and records it as the `screenshot` property (junit XML).
+browser redraws its figure; Tab from just before a widget's controls reaches every part of them
+that takes the focus (slider handle and readout, text field, select), each with a 2 px focus
+outline (``lab_page.keyboard_walk``, docs/accessibility.md). A full-notebook screenshot per
+notebook goes to screenshots/ (git-ignored); the test prints its name and records it as the
+`screenshot` property (junit XML).
 
 Run:  .venv/bin/python -m pytest tests/browser/test_lecture_notebooks.py -rA
 Needs Debian's Chromium at /usr/bin/chromium (`make browser-deps`); never downloads a browser.
@@ -84,13 +87,18 @@ def _control_rank(description: str) -> int:
 
 
 def _check_widgets(page, path: str, cells: list[int]) -> tuple[list[str], list[str]]:
-    """Change one control per widget cell; its figure (an <img> of that cell) must be replaced."""
+    """Tab through each widget cell's controls (every part reached, focus shown); change one
+    control per widget cell; its figure (an <img> of that cell) must be replaced."""
     problems, done = [], []
     for index in cells:
         info = lab_page.widget_controls(page, path, index)
         controls = [c for c in info["controls"] if not c["disabled"]]
         if not controls:
             continue  # e.g. a progress bar: nothing to drive
+        kbd_problems, reached = lab_page.keyboard_walk(page, path, index)
+        problems += [f"cell {index}: keyboard: {line}" for line in kbd_problems]
+        if not kbd_problems:
+            done.append(f"cell {index}: Tab reached, with a focus outline: {reached}")
         if not info["srcs"]:
             problems.append(f"cell {index}: widget with controls {[c['description'] for c in controls]} "
                             "shows no figure")

@@ -185,3 +185,22 @@ def test_the_static_figure_carries_its_alt_text():
         display(explorer)
     figure = [o for o in captured.outputs if "image/png" in o.data][0]
     assert figure.metadata["image/png"]["alt"] == explorer.alt
+
+
+@pytest.mark.parametrize("make", [
+    lambda: widgets.pe_explorer(max_len=16, d_model=8, dims=(0, 1)),
+    lambda: widgets.temperature_explorer(torch.tensor([1.0, 2.0, 0.5])),
+], ids=["pe", "temperature"])
+def test_the_controls_carry_a_visible_focus_style(make):
+    """The 2 px focus outline (tests/browser/test_lecture_notebooks.py checks it in JupyterLab):
+    the box has the class the style is scoped to, the style rides in a hidden HTML widget after
+    the controls, and the controls' text/plain line does not change."""
+    explorer = make()
+    box = explorer.box
+    assert widgets.EXPLORER_CLASS in box._dom_classes
+    assert list(box.children[:-1]) == list(explorer.controls.values())
+    style = box.children[-1]
+    assert isinstance(style, ipywidgets.HTML) and style.layout.display == "none"
+    assert style.value == widgets.FOCUS_CSS and f".{widgets.EXPLORER_CLASS} " in style.value
+    assert ":focus-visible" in style.value and "outline: 2px solid" in style.value
+    assert explorer._controls_bundle()["text/plain"].endswith(f"controls: {', '.join(explorer.controls)}]")

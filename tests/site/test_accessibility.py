@@ -40,11 +40,21 @@ AXE_RUN = """async (tags) => {
 }"""
 
 
+def axe_version() -> str:
+    """The axe-core version the Makefile pins (AXE_VERSION)."""
+    return re.search(r"^AXE_VERSION\s*:=\s*(\S+)", (ROOT / "Makefile").read_text(), re.M).group(1)
+
+
 def axe_source() -> str:
-    """axe.min.js from the npm install (`make a11y-deps`); a test fails, with the fix, without it."""
+    """axe.min.js from the npm install (`make a11y-deps`), of the Makefile's version; a test fails,
+    with the fix, without it or with another version."""
     if not AXE_JS.is_file():
         pytest.fail(f"axe-core is missing at {AXE_JS.relative_to(ROOT)}: run `make a11y-deps` "
                     "(npm install --prefix .a11y axe-core@<the Makefile's version>)")
+    installed = json.loads((AXE_JS.parent / "package.json").read_text())["version"]
+    if installed != axe_version():
+        pytest.fail(f"axe-core {installed} is under .a11y/, the Makefile pins {axe_version()}: "
+                    "run `make a11y-deps`")
     return AXE_JS.read_text()
 
 
