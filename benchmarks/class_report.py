@@ -4,7 +4,9 @@ Builds a temporary course (the exercise released by ``nbgrader generate_assignme
 class of N students without running the grader: each submission is the source's solution with one of
 the corpus's mistakes (tests/exercise_corpus/submissions.py) or one of the honest styles
 (tests/exercise_corpus/styles.py), its autograded notebook carries a verdict per test cell as
-:mod:`course_grader.recording` records it, and the gradebook gets the scores through nbgrader's API.
+:mod:`course_grader.recording` records it (a failure with a mistake's id, section and kind of case, so
+the named mistakes and the disagreements are counted as in a real class), and the gradebook gets the
+scores through nbgrader's API.
 Then it times ``python -m course_grader report`` (a fresh process: imports included) and, in this
 process, the similarity comparison alone, and prints seconds.
 
@@ -35,6 +37,7 @@ def build(root: Path, n: int) -> None:
     from nbgrader.api import Gradebook
 
     from attack_kit import released_course
+    from course_lib.grading.hints import PART_SECTIONS
     from course_lib.grading.parts import PARTS, part_of_test
     from exercise_corpus import honest, styles
     from exercise_corpus.submissions import MISTAKES, apply
@@ -72,9 +75,12 @@ def build(root: Path, n: int) -> None:
                     for cell in nb["cells"]:
                         part = part_of_test(cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", ""))
                         if part is not None and not cell["metadata"]["nbgrader"].get("solution"):
+                            failed = part in lost          # a failure carries its stable id, as the grader's
                             cell["metadata"]["course_grader"] = {"verdict": {
-                                "status": "failed" if part in lost else "passed", "message": "...",
-                                "seconds": rng.uniform(0.05, 0.5)}}
+                                "status": "failed" if failed else "passed", "message": "...",
+                                "seconds": rng.uniform(0.05, 0.5), "mistake": what[0] if failed else "",
+                                "section": PART_SECTIONS[part] if failed else "",
+                                "failed_on": rng.choice(("visible", "hidden")) if failed else ""}}
                 nbformat.write(nb, path / f"{NOTEBOOK}.ipynb")
             gb.add_student(student)
             sub = gb.add_submission(ASSIGNMENT, student)
