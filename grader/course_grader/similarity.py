@@ -54,12 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from copydetect.utils import (
-    find_fingerprint_overlap,
-    get_copied_slices,
-    get_token_coverage,
-    winnow,
-)
+from copydetect.utils import get_token_coverage, winnow
 
 from course_lib.grading.parts import PARTS
 
@@ -201,9 +196,21 @@ def containment(mine: Print, hashes: set) -> float:
     shared = mine.hashes & hashes
     if not shared:
         return 0.0
-    idx, _ = find_fingerprint_overlap(shared, shared, mine.where, {h: [0] for h in shared})
-    starts, ends = get_copied_slices(idx, K)
-    return float(np.sum(ends - starts)) / mine.coverage
+    return copied_tokens(sorted(i for h in shared for i in mine.where[h])) / mine.coverage
+
+
+def copied_tokens(starts: list[int]) -> int:
+    """The tokens covered by the k-grams starting at ``starts`` (sorted): copydetect's
+    ``find_fingerprint_overlap`` and ``get_copied_slices``, summed, in plain Python (a cell has a few
+    dozen fingerprints, where numpy's per-call cost is most of the time). A k-gram starting within
+    ``K - 1`` tokens of the previous one continues its slice; a slice ends ``K`` tokens after its last."""
+    total, first, last = 0, starts[0], starts[0]
+    for i in starts[1:]:
+        if i - last > K - 1:
+            total += last + K - first
+            first = i
+        last = i
+    return total + last + K - first
 
 
 def reference_files() -> list[Path]:
@@ -269,8 +276,14 @@ def compare(submissions: dict[str, dict[str, str]], skeleton: dict[str, str] | N
     compared."""
     skeleton = skeleton or {}
     boiler = {p: fingerprint(text).hashes for p, text in skeleton.items()}
-    prints = {s: {p: fingerprint(src, boiler.get(p, ())) for p, src in parts.items()}
-              for s, parts in submissions.items()}
+    made: dict = {}                       # (part, source) -> Print: a cell the class shares is fingerprinted once
+
+    def print_of(part, source):
+        key = (part, source)
+        if key not in made:
+            made[key] = fingerprint(source, boiler.get(part, ()))
+        return made[key]
+    prints = {s: {p: print_of(p, src) for p, src in parts.items()} for s, parts in submissions.items()}
     library = reference_hashes(reference)
     limit = common_limit(len(submissions))
     matches = []
