@@ -81,3 +81,33 @@ def test_the_remembered_metadata_check_refuses_what_the_check_refuses(variant):
     assert recording.invalid_metadata(fresh) is None
     assert recording.invalid_metadata(nb) == recording.invalid_metadata(nbformat.from_dict(json.loads(
         json.dumps(nb))))
+
+
+def test_winnowing_is_copydetects():
+    from copydetect.utils import get_token_coverage, winnow
+    rng = np.random.default_rng(0)
+    for trial in range(3000):
+        n = int(rng.integers(1, 200))
+        if trial % 3 == 0:          # few distinct values: ties everywhere
+            hashes = rng.integers(0, 4, n).astype(np.int64)
+        elif trial % 3 == 1:        # 64-bit hashes one apart: equal once made floats, as copydetect compares them
+            hashes = (np.int64(2**62) + rng.integers(0, 600, n)).astype(np.int64)
+        else:
+            hashes = rng.integers(-2**63, 2**63 - 1, n, dtype=np.int64)
+        mine, where = similarity.winnow(hashes)
+        theirs, their_where = winnow(hashes, similarity.WINDOW, remove_duplicates=False)
+        assert where.tolist() == their_where.tolist() and mine.tolist() == theirs.tolist()
+        index: dict = {}
+        for h, i in zip(mine.tolist(), where.tolist()):
+            index.setdefault(h, []).append(i)
+        assert similarity.copied_tokens(sorted(where.tolist())) == int(
+            get_token_coverage(index, similarity.K, n + similarity.K - 1))
+
+
+def test_the_report_does_not_import_copydetect():
+    import subprocess
+    import sys
+    code = ("import sys; from course_grader import report, similarity; "
+            "similarity.compare({'a': {'attention': 'x = 1'}}); print('copydetect' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
