@@ -136,6 +136,7 @@ bench: $(DEV_STAMP)
 	$(PY) benchmarks/encoder_throughput.py
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) benchmarks/autograde_speed.py
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) benchmarks/grader_start_and_exit.py
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) benchmarks/class_report.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis screenshots .a11y

@@ -4,11 +4,18 @@ Builds a temporary course (the exercise released by ``nbgrader generate_assignme
 class of N students without running the grader: each submission is the source's solution with one of
 the corpus's mistakes (tests/exercise_corpus/submissions.py) or one of the honest styles
 (tests/exercise_corpus/styles.py), its autograded notebook carries a verdict per test cell as
-:mod:`course_grader.recording` records it, and the gradebook gets the scores through nbgrader's API.
+:mod:`course_grader.recording` records it (a failure with a mistake's id, section and kind of case, so
+the named mistakes and the disagreements are counted as in a real class), and the gradebook gets the
+scores through nbgrader's API. Each solution cell starts with a comment naming its student, so that no
+two students' texts are alike, as in a real class (a comment changes no fingerprint; without it the
+class would share 63 texts, which the similarity comparison fingerprints once each).
 Then it times ``python -m course_grader report`` (a fresh process: imports included) and, in this
 process, the similarity comparison alone, and prints seconds.
 
-    .venv/bin/python benchmarks/class_report.py [--n 400]
+    .venv/bin/python benchmarks/class_report.py [--n 400] [--course DIR]
+
+``--course DIR`` keeps the class in DIR and times the report of the class already there on the next
+run (building 400 students takes one to two minutes). Figures: docs/development.md, *Benchmarks*.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ def build(root: Path, n: int) -> None:
     from nbgrader.api import Gradebook
 
     from attack_kit import released_course
+    from course_lib.grading.hints import PART_SECTIONS
     from course_lib.grading.parts import PARTS, part_of_test
     from exercise_corpus import honest, styles
     from exercise_corpus.submissions import MISTAKES, apply
@@ -64,6 +72,11 @@ def build(root: Path, n: int) -> None:
                 nb = apply(good, edits)
             else:
                 nb = good
+            nb = nbformat.from_dict(json.loads(json.dumps(nb)))
+            for cell in nb["cells"]:            # no two students' texts alike, as in a real class (the comment
+                meta = cell.get("metadata", {}).get("nbgrader", {})     # changes no fingerprint)
+                if meta.get("solution") and meta.get("grade_id") in PARTS:
+                    cell["source"] = f"# {student}\n" + "".join(cell["source"])
             for folder in ("submitted", "autograded"):
                 path = root / folder / student / ASSIGNMENT
                 path.mkdir(parents=True)
@@ -72,9 +85,12 @@ def build(root: Path, n: int) -> None:
                     for cell in nb["cells"]:
                         part = part_of_test(cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", ""))
                         if part is not None and not cell["metadata"]["nbgrader"].get("solution"):
+                            failed = part in lost          # a failure carries its stable id, as the grader's
                             cell["metadata"]["course_grader"] = {"verdict": {
-                                "status": "failed" if part in lost else "passed", "message": "...",
-                                "seconds": rng.uniform(0.05, 0.5)}}
+                                "status": "failed" if failed else "passed", "message": "...",
+                                "seconds": rng.uniform(0.05, 0.5), "mistake": what[0] if failed else "",
+                                "section": PART_SECTIONS[part] if failed else "",
+                                "failed_on": rng.choice(("visible", "hidden")) if failed else ""}}
                 nbformat.write(nb, path / f"{NOTEBOOK}.ipynb")
             gb.add_student(student)
             sub = gb.add_submission(ASSIGNMENT, student)
@@ -117,6 +133,19 @@ def main() -> None:
         flagged = next((line for line in text.splitlines() if "submissions have flagged parts" in line), "")
         print(f"  for comparison, the similarity command alone (it reads the {args.n} submitted notebooks again; "
               f"course_lib's fingerprints made before): {time.process_time() - start:.1f} s CPU. {flagged[:60]}")
+        from course_grader.report import read_class
+        cells = {s.id: s.cells for s in read_class(root, ASSIGNMENT)[0]}
+        skeleton = similarity.skeletons(similarity._read(root / "release" / ASSIGNMENT / f"{NOTEBOOK}.ipynb"))
+        start = time.process_time()
+        similarity.compare(cells, skeleton)
+        shared = time.process_time() - start
+        distinct = {s: {p: f"# {s}\n{text}" for p, text in parts.items()} for s, parts in cells.items()}
+        start = time.process_time()
+        similarity.compare(distinct, skeleton)
+        print(f"  the comparison of the report's cells: {shared:.1f} s CPU as built (the class shares "
+              f"{len({t for parts in cells.values() for t in parts.values()})} texts, each fingerprinted once); "
+              f"{time.process_time() - start:.1f} s CPU with every student's texts made distinct by a comment "
+              "(as in a real class: no two texts alike, the same fingerprints)")
 
 
 if __name__ == "__main__":

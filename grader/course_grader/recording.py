@@ -6,6 +6,8 @@ cheap (one SQLAlchemy engine per process, the metadata schema checked once, no d
 from __future__ import annotations
 
 import copy
+import functools
+import json
 import os
 import re
 import traceback
@@ -264,6 +266,39 @@ def _semantics(cell_type, meta: dict) -> None:
         raise ValidationError("markdown grade cell not a solution cell, or the other way round")
 
 
+def _check_cell(cell_type, meta, source) -> str | None:
+    """The name of the error nbgrader's validator raises for a cell's nbgrader metadata, or None."""
+    try:
+        _METADATA.validate_cell(NotebookNode(cell_type=cell_type, source=source,
+                                             metadata=NotebookNode(nbgrader=copy.deepcopy(meta))))
+        _semantics(cell_type, meta)
+    except Exception as e:                                   # noqa: BLE001 (any of nbgrader's refusals)
+        return type(e).__name__
+    return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _check_current(key: str) -> str | None:
+    cell_type, meta = json.loads(key)
+    return _check_cell(cell_type, nbformat.from_dict(meta), "")
+
+
+def _refusal(cell_type, meta, source) -> str | None:
+    """:func:`_check_cell`, computed once per distinct (cell type, metadata) of the current schema: the
+    outcome depends on nothing else (the source appears only in the messages of an old or new schema's
+    errors, and those are checked every time), and a class repeats the same forty cells' metadata in
+    every notebook (jsonschema took ~4 ms a notebook). The key is the metadata's JSON, which tells apart
+    everything a notebook's JSON can hold (true from 1, 1 from 1.0)."""
+    if isinstance(meta, dict) and meta.get("schema_version", 0) == _METADATA.schema_version:
+        try:
+            key = json.dumps([cell_type, meta], sort_keys=True, allow_nan=True)
+        except (TypeError, ValueError):
+            key = None
+        if key is not None and len(key) <= 4096:
+            return _check_current(key)
+    return _check_cell(cell_type, meta, source)
+
+
 def invalid_metadata(nb, folder: str | None = None) -> str | None:
     """Why nbgrader could not record ``nb`` (the submission in ``folder``), checked before it sees it,
     or None: a grade_id that is not a plain name (escape sequences would reach the instructor's terminal
@@ -279,12 +314,9 @@ def invalid_metadata(nb, folder: str | None = None) -> str | None:
         if gid is not None and not (isinstance(gid, str) and PLAIN_GRADE_ID.fullmatch(gid)):
             return (f"cell {i}'s grade_id is not a plain name (letters, digits, '_.-'), e.g. "
                     f"{ascii(str(gid))[:60]}")
-        try:
-            _METADATA.validate_cell(NotebookNode(cell_type=cell.get("cell_type"), source=cell.get("source", ""),
-                                                 metadata=NotebookNode(nbgrader=copy.deepcopy(meta))))
-            _semantics(cell.get("cell_type"), meta)
-        except Exception as e:                               # noqa: BLE001 (any of nbgrader's refusals)
-            return f"cell {i}'s nbgrader metadata is not valid ({type(e).__name__})"
+        refused = _refusal(cell.get("cell_type"), meta, cell.get("source", ""))
+        if refused:
+            return f"cell {i}'s nbgrader metadata is not valid ({refused})"
         if gid is not None and (meta.get("grade") or meta.get("solution") or meta.get("locked")):
             if gid in seen:
                 return f"the grade_id {gid} is used by two cells"

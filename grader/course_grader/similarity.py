@@ -9,9 +9,11 @@ It measures *containment*: how much of a student's solution cell is found elsewh
 The fingerprints are copydetect's (Stanford MOSS's winnowing, Schleimer, Wilkerson and Aiken,
 SIGMOD 2003): k-grams of a normalised token stream, winnowed to one hash per window, the released
 notebook's skeleton of the cell removed as boilerplate, and the share of the cell's tokens covered by
-shared fingerprints (``copydetect.utils``: ``winnow``, ``find_fingerprint_overlap``, ``get_copied_slices``,
-``get_token_coverage``; the k-grams are hashed without Python's per-process salt, so a report is the
-same every run). Its own front end (pygments, every name and
+shared fingerprints (copydetect 0.5.0's ``copydetect.utils``: ``winnow``, ``find_fingerprint_overlap``,
+``get_copied_slices``, ``get_token_coverage``, written here in plain Python as :func:`winnow` and
+:func:`copied_tokens`, which give the same numbers faster and spare the report copydetect's import;
+tests/grading/test_report_shortcuts.py compares them with copydetect's; the k-grams are hashed without
+Python's per-process salt, so a report is the same every run). Its own front end (pygments, every name and
 attribute turned into ``V``) is replaced by Python's tokenizer (:func:`normalize`): the names a
 student chose become one symbol, so renaming, reformatting, comments and reordering change nothing
 but the seams, while the library's API names (``softmax``, ``masked_fill``) stay and tell honest
@@ -45,6 +47,7 @@ import importlib.util
 import io
 import itertools
 import keyword
+import math
 import os
 import stat
 import sys
@@ -54,12 +57,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from copydetect.utils import (
-    find_fingerprint_overlap,
-    get_copied_slices,
-    get_token_coverage,
-    winnow,
-)
 
 from course_lib.grading.parts import PARTS
 
@@ -164,6 +161,33 @@ def kgram_hashes(tokens: list[str]) -> np.ndarray:
     return out.view(np.int64)
 
 
+def winnow(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the hashes selected, their positions): copydetect 0.5.0's robust winnowing over windows of
+    :data:`WINDOW` (``copydetect.utils.winnow(hashes, WINDOW, remove_duplicates=False)`` with its Python
+    ``_winnow``), step for step, on Python floats where copydetect keeps a numpy float buffer (the same
+    float64 values, so the same ties). Written here because importing copydetect imports matplotlib's
+    pyplot (0.6 to 0.9 s a process) and its numpy buffer took 0.25 ms a cell;
+    tests/grading/test_report_shortcuts.py checks it against copydetect's."""
+    selected: list[int] = []
+    buffer = [math.inf] * WINDOW
+    r = low = 0                                # the newest value's slot, the slot of the window's minimum
+    for i, value in enumerate(hashes.astype(np.float64).tolist()):
+        r = (r + 1) % WINDOW
+        buffer[r] = value
+        if low == r:                           # the minimum left the window: the rightmost minimum of it
+            j = (r - 1) % WINDOW
+            while j != r:
+                if buffer[j] < buffer[low]:
+                    low = j
+                j = (j - 1) % WINDOW
+            selected.append(i - ((r - low) % WINDOW))
+        elif value < buffer[low]:
+            low = r
+            selected.append(i)
+    where = np.array(selected, dtype=np.int64)
+    return hashes[where], where
+
+
 @dataclass
 class Print:
     """A cell's winnowed fingerprints (copydetect's ``CodeFingerprint``, on :func:`normalize`'s tokens)."""
@@ -184,14 +208,15 @@ def fingerprint(source: str, boilerplate=(), limit: bool = True) -> Print:
         tokens = normalize(source)
     if len(tokens) < K:
         return Print(set(), {}, 0)
-    hashes, where = winnow(kgram_hashes(tokens), WINDOW, remove_duplicates=False)      # copydetect's winnowing
+    hashes, where = winnow(kgram_hashes(tokens))                                        # copydetect's winnowing
     if len(boilerplate):
         keep = ~np.isin(hashes, np.fromiter(boilerplate, dtype=np.int64, count=len(boilerplate)))
         hashes, where = hashes[keep], where[keep]
     index: dict = {}
     for h, i in zip(hashes.tolist(), where.tolist()):
         index.setdefault(h, []).append(i)
-    return Print(set(index), index, int(get_token_coverage(index, K, len(tokens))))
+    # copydetect's get_token_coverage: the tokens that the k-grams starting at the positions kept cover
+    return Print(set(index), index, copied_tokens(sorted(where.tolist())) if len(where) else 0)
 
 
 def containment(mine: Print, hashes: set) -> float:
@@ -201,9 +226,21 @@ def containment(mine: Print, hashes: set) -> float:
     shared = mine.hashes & hashes
     if not shared:
         return 0.0
-    idx, _ = find_fingerprint_overlap(shared, shared, mine.where, {h: [0] for h in shared})
-    starts, ends = get_copied_slices(idx, K)
-    return float(np.sum(ends - starts)) / mine.coverage
+    return copied_tokens(sorted(i for h in shared for i in mine.where[h])) / mine.coverage
+
+
+def copied_tokens(starts: list[int]) -> int:
+    """The tokens covered by the k-grams starting at ``starts`` (sorted): copydetect's
+    ``find_fingerprint_overlap`` and ``get_copied_slices``, summed, in plain Python (a cell has a few
+    dozen fingerprints, where numpy's per-call cost is most of the time). A k-gram starting within
+    ``K - 1`` tokens of the previous one continues its slice; a slice ends ``K`` tokens after its last."""
+    total, first, last = 0, starts[0], starts[0]
+    for i in starts[1:]:
+        if i - last > K - 1:
+            total += last + K - first
+            first = i
+        last = i
+    return total + last + K - first
 
 
 def reference_files() -> list[Path]:
@@ -269,8 +306,14 @@ def compare(submissions: dict[str, dict[str, str]], skeleton: dict[str, str] | N
     compared."""
     skeleton = skeleton or {}
     boiler = {p: fingerprint(text).hashes for p, text in skeleton.items()}
-    prints = {s: {p: fingerprint(src, boiler.get(p, ())) for p, src in parts.items()}
-              for s, parts in submissions.items()}
+    made: dict = {}                       # (part, source) -> Print: a cell the class shares is fingerprinted once
+
+    def print_of(part, source):
+        key = (part, source)
+        if key not in made:
+            made[key] = fingerprint(source, boiler.get(part, ()))
+        return made[key]
+    prints = {s: {p: print_of(p, src) for p, src in parts.items()} for s, parts in submissions.items()}
     library = reference_hashes(reference)
     limit = common_limit(len(submissions))
     matches = []

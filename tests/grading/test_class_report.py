@@ -48,6 +48,9 @@ for _pair in (("attn_missing_scaling", "encoder_no_embedding_scale"),
     _n += 1
 PLAN["nt00"] = {"style": None, "mistakes": [], "not_tried": ["reverse_task", "parameter_count"]}
 PLAN["nt01"] = {"style": None, "mistakes": [], "not_tried": ["reverse_task"]}
+# code tuned to the visible cases: right on the notebook's sizes, an error on any other (the hidden ones)
+TUNED = ("tuned00", "feed_forward")
+PLAN[TUNED[0]] = {"style": None, "mistakes": [], "tuned": [TUNED[1]]}
 COPIES = {"c00_copies_loops": ("s00_loops", "renamed"), "c01_copies_helpers": ("s02_helpers", "reformatted"),
           "c02_copies_typed": ("s03_typed", "reordered")}
 for _student in COPIES:
@@ -59,6 +62,8 @@ for _i in range(40 - len(PLAN)):
     PLAN[f"ok{_i:02d}"] = {"style": None, "mistakes": []}
 HINTS = {"m00": {"multi_head_attention": 2}, "m01": {"multi_head_attention": 3, "attention": 1},
          "s01_einsum": {"parameters": {"encoder": 1}}}          # the last: a part that does not exist, ignored
+#: hint records written as the notebook writes them (course_lib.grading.hints, .hints.json): {student: asks}
+HINT_ASKS = {"m05": [("attention", "attention_unscaled")] * 2}
 GRADED_ANSWERS = {"answer_scores_shape": {"ok00": 2, "ok01": 2, "ok02": 1}}
 
 
@@ -66,8 +71,37 @@ def _expected_lost() -> dict[str, set]:
     lost = {}
     for student, plan in PLAN.items():
         parts = set().union(*(LOSES[m] for m in plan["mistakes"])) if plan["mistakes"] else set()
-        lost[student] = parts | set(plan.get("not_tried", []))
+        lost[student] = parts | set(plan.get("not_tried", [])) | set(plan.get("tuned", []))
     return lost
+
+
+def _tuned(source: str) -> str:
+    """The feed-forward cell, right on the visible cases' sizes and raising on any other."""
+    from course_lib.grading.cases import make_cases
+    visible = sorted({tuple(c.inputs["x"].shape) for c in make_cases("feed_forward")})
+    return source + f"""
+
+_forward = PositionwiseFeedForward.forward
+def _sized(self, x):
+    if tuple(x.shape) not in {visible!r}:
+        raise ValueError("written for the notebook's sizes")
+    return _forward(self, x)
+PositionwiseFeedForward.forward = _sized
+"""
+
+
+def _hint_record(folder: Path, asks: list) -> None:
+    """``.hints.json`` in ``folder`` as ``hint(part)`` writes it in the student's kernel."""
+    from course_lib.grading import hints
+    here = os.getcwd()
+    os.chdir(folder)
+    try:
+        for part, mistake in asks:
+            hints.record_failure(part, mistake, f"{part}: failed")
+            hints.next_rung(part)
+    finally:
+        hints.LAST_FAILURE.clear()
+        os.chdir(here)
 
 
 def _run(args, cwd):
@@ -93,6 +127,12 @@ def graded(tmp_path_factory):
         nb = apply(nb, [e for m in plan["mistakes"] for e in EDITS[m]])
         for part in plan.get("not_tried", []):
             nb = _with_cells(nb, release, only=[part])
+        for part in plan.get("tuned", []):
+            nb = nbformat.from_dict(json.loads(json.dumps(nb)))
+            for cell in nb["cells"]:
+                meta = cell.get("metadata", {}).get("nbgrader", {})
+                if meta.get("solution") and meta.get("grade_id") == part:
+                    cell["source"] = _tuned("".join(cell["source"]))
         notebooks[student] = nb
     for student, (of, disguise) in COPIES.items():
         theirs = notebooks[of]
@@ -113,6 +153,8 @@ def graded(tmp_path_factory):
         nbformat.write(nb, folder / f"{NOTEBOOK}.ipynb")
         if student in HINTS:
             (folder / "hints.json").write_text(json.dumps(HINTS[student]))
+        if student in HINT_ASKS:
+            _hint_record(folder, HINT_ASKS[student])
     proc = _run([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--jobs", "2",
                  "--allow-public-seeds"], root)
     assert proc.returncode == 0, proc.stderr[-4000:]
@@ -177,27 +219,32 @@ def test_the_counts_per_part_are_the_planted_ones(graded):
 
 @pytest.mark.slow
 def test_the_mistakes_are_counted_as_planted(graded):
-    """Each planted mistake's students are one row; a verdict without a mistake id (a grader before the
-    ids) is counted per part, "not recorded", never guessed from its message."""
+    """Each planted mistake's students are one row, named by the verdicts' stable ids (the report reads
+    no message), with the parts it costs, the points lost, its lecture section and the students' ids,
+    most students first. (A verdict without an id, from a grader before the ids, is counted per part,
+    "not recorded": test_the_adapter_reads_what_is_recorded_and_guesses_nothing.)"""
     _, out, _ = graded
     rows = _rows(out / "mistakes.csv")
+    points = {r["part"]: float(r["points"]) for r in _rows(out / "parts.csv")}
     planted: dict[str, set] = {}
     for student, plan in PLAN.items():
         for m in plan["mistakes"]:
             planted.setdefault(m, set()).add(student)
-    named = [r for r in rows if r["mistake"] != report.NOT_RECORDED]
-    if named:
-        groups = sorted(sorted(r["student_ids"].split()) for r in named)
-        assert groups == sorted(sorted(s) for s in planted.values())
-        assert [int(r["students"]) for r in rows] == sorted((int(r["students"]) for r in rows), reverse=True) or \
-            rows[-1]["mistake"] == report.NOT_RECORDED
-    else:
-        per_part = Counter()
-        for plan in PLAN.values():
-            for part in set().union(*(LOSES[m] for m in plan["mistakes"])) if plan["mistakes"] else ():
-                per_part[part] += 1
-        assert {r["parts"].split(" (")[0]: int(r["students"]) for r in rows} == dict(per_part)
-        assert all(r["section"] == report.NOT_RECORDED for r in rows)
+        for part in plan.get("tuned", []):
+            planted.setdefault(f"tuned:{part}", set()).add(student)
+    assert all(r["mistake"] != report.NOT_RECORDED for r in rows), rows
+    assert sorted(sorted(r["student_ids"].split()) for r in rows) == sorted(sorted(s) for s in planted.values())
+    counts = [int(r["students"]) for r in rows]
+    assert counts == sorted(counts, reverse=True) and [int(r["rank"]) for r in rows] == list(range(1, len(rows) + 1))
+    for r in rows:
+        ids = r["student_ids"].split()
+        name = next(m for m, who in planted.items() if who == set(ids))
+        parts = LOSES[name] if name in LOSES else {name.split(":")[1]}
+        assert int(r["students"]) == len(ids), r
+        assert r["parts"] == "; ".join(f"{p} ({len(ids)})" for p in sorted(parts)), (name, r)
+        assert float(r["points_lost"]) == len(ids) * sum(points[p] for p in parts), (name, r)
+        assert re.fullmatch(r"0\d §\d+ .+", r["section"]), (name, r)    # "raised": the part's own section
+    assert len({r["mistake"] for r in rows}) == len(rows)
 
 
 @pytest.mark.slow
@@ -223,16 +270,23 @@ def test_hints_written_answers_and_disagreements(graded):
     _, out, _ = graded
     hints = {r["part"]: r for r in _rows(out / "hints.csv")}
     assert hints["multi_head_attention"]["rung_2"] == "1" and hints["multi_head_attention"]["rung_3"] == "1"
-    assert hints["attention"]["rung_1"] == "1" and hints["attention"]["records"] == "3"
-    assert hints["encoder"]["rung_0"] == "3"                        # s01_einsum's record names no real part
-    assert hints["encoder"]["not_recorded"] == "37"
+    # m01 climbed one rung, m05 (the notebook's own .hints.json) two
+    attention = hints["attention"]
+    assert (attention["rung_1"], attention["rung_2"], attention["records"]) == ("1", "1", "4")
+    assert hints["encoder"]["rung_0"] == "4"                        # s01_einsum's record names no real part
+    assert hints["encoder"]["not_recorded"] == "36"
     written = {r["answer"]: r for r in _rows(out / "written.csv")}
     assert (written["answer_scores_shape"]["graded"], written["answer_scores_shape"]["pending"]) == ("3", "37")
     assert written["answer_scores_shape"]["score_distribution"] == "1: 1; 2: 2"
     assert all(r["graded"] == "0" and r["pending"] == "40" for a, r in written.items() if a != "answer_scores_shape")
-    for r in _rows(out / "disagreements.csv"):                    # every failed verdict, counted once
+    disagreements = _rows(out / "disagreements.csv")
+    for r in disagreements:                                          # every failed verdict, counted once
         assert int(r["failed"]) == sum(1 for s, p in _expected_lost().items() if r["part"] in p
                                        and r["part"] not in PLAN[s].get("not_tried", []))
+        assert r["not_recorded"] == "0", r
+    # the planted mistakes fail a visible case; the code written for the visible sizes fails a hidden one only
+    assert {r["part"]: (r["visible_passed_hidden_failed"], r["student_ids"]) for r in disagreements
+            if r["visible_passed_hidden_failed"] != "0"} == {TUNED[1]: ("1", TUNED[0])}
 
 
 @pytest.mark.slow
@@ -271,6 +325,9 @@ def test_the_page_in_chromium(graded, tmp_path):
         assert page.locator("svg[role=img]").count() >= 1 + len(PARTS)
         labels = [page.locator("svg[role=img]").nth(i).get_attribute("aria-label") for i in range(3)]
         assert all(label and any(ch.isdigit() for ch in label) for label in labels)
+        top = page.locator("#mistakes-table tr[data-mistake]").first
+        assert top.locator("td.count").inner_text() == str(max(_MISTAKE_COUNTS.values()) + 1)   # 5 + one of two
+        assert page.locator(f'#disagreements-table tr[data-part="{TUNED[1]}"] td.hidden-only').inner_text() == "1"
         pairs = page.inner_text("#pairs-table")
         assert all(s in pairs for s in COPIES)
     assert errors == []
@@ -341,3 +398,21 @@ def test_the_adapter_reads_what_is_recorded_and_guesses_nothing(tmp_path):
     assert hints_of(record) == {"attention": 3, "encoder": 0, "positional_encoding": 2}
     record.write_text("not json")
     assert hints_of(record) == {}
+
+
+def test_the_report_refuses_a_public_place(tmp_path):
+    """--out inside what a release, the site, the feedback or a git commit takes is refused, before anything
+    is read; reports/ (git-ignored) and a folder outside any work tree are fine."""
+    course = tmp_path / "course"
+    (course / "release").mkdir(parents=True)
+    (course / "gradebook.db").write_bytes(b"")
+    assert "release/" in report.public_place(course, course / "release" / "r")
+    assert "site/" in report.public_place(course, course / "site")
+    assert report.public_place(course, tmp_path / "private") is None                     # not in a work tree
+    subprocess.run(["git", "init", "-q", str(course)], check=True)
+    (course / ".gitignore").write_text("reports/\n")
+    assert report.public_place(course, course / "reports" / "07_exercise") is None
+    assert "a commit would take it" in report.public_place(course, course / "report_for_ta" / "x")
+    assert report.main(["07_exercise", "--root", str(course), "--out", str(course / "feedback" / "r")]) == 1
+    assert not (course / "feedback").exists()
+    assert report.public_place(REPO, REPO / "reports" / "07_exercise") is None          # the repository's .gitignore
