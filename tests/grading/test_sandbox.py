@@ -36,7 +36,7 @@ from course_grader import cgroups, runner, sandbox, wire
 from course_lib.grading import policy
 from course_lib.grading.parts import part_of_test
 
-PROBE_FILES = """
+PROBE_READ = """
 import os
 def read(path):
     try:
@@ -44,6 +44,9 @@ def read(path):
             return f.read(200).decode('latin-1')
     except OSError as e:
         return type(e).__name__
+"""
+
+PROBE_FILES = PROBE_READ + """
 def probe():
     r = {{'uid': os.getuid(), 'pid': os.getpid(), 'ppid': os.getppid(), 'sid': os.getsid(0),
          'env': dict(os.environ), 'proc': sorted(p for p in os.listdir('/proc') if p.isdigit()),
@@ -66,14 +69,7 @@ def probe():
     return r
 """
 
-PROBE_LANDLOCKED = """
-import os
-def read(path):
-    try:
-        with open(path, 'rb') as f:
-            return f.read(200).decode('latin-1')
-    except OSError as e:
-        return type(e).__name__
+PROBE_LANDLOCKED = PROBE_READ + """
 def probe():
     r = {{name: read(path) for name, path in {paths!r}.items()}}
     try:
