@@ -153,6 +153,9 @@ def bwrap_argv(level: str, paths: dict, tmp_mb: int = 64, cgroups: bool = False)
                                          for a in ("--cap-add", cap)]
     else:
         argv += ["--unshare-user", "--unshare-cgroup-try"]
+    # /tmp, /dev and /proc first: bubblewrap mounts in order, and a tmpfs on /tmp made after the binds would
+    # hide whatever of them lies under /tmp (a virtual environment in a clone under /tmp, as CI makes)
+    argv += ["--size", str(tmp_mb << 20), "--tmpfs", "/tmp", "--dev", "/dev", "--proc", "/proc"]
     for lib in ("/usr/lib", "/usr/lib64", "/usr/lib32"):        # libc, libstdc++, libseccomp
         if os.path.isdir(lib) and not os.path.islink(lib):
             argv += ["--ro-bind", lib, lib]
@@ -173,7 +176,6 @@ def bwrap_argv(level: str, paths: dict, tmp_mb: int = 64, cgroups: bool = False)
         argv += ["--perms", "0700", "--dir", JUDGE_DIR]
         for path in paths["judge"]:
             argv += ["--ro-bind", path, f"{JUDGE_DIR}/{os.path.basename(path)}"]
-    argv += ["--dev", "/dev", "--proc", "/proc", "--size", str(tmp_mb << 20), "--tmpfs", "/tmp"]
     if cgroups and os.path.isdir("/sys/fs/cgroup"):             # the zygotes' cgroups (root only)
         argv += ["--bind", "/sys/fs/cgroup", "/sys/fs/cgroup"]
     return argv

@@ -541,3 +541,13 @@ def test_a_bubblewrap_that_cannot_make_its_sandbox_is_named_with_the_fix(monkeyp
     text = str(refused.value)
     assert "Failed RTM_NEWADDR" in text and "bwrap-userns-restrict" in text
     assert "kernel.apparmor_restrict_unprivileged_userns" in text and "--sandbox" in text
+
+
+def test_a_python_under_tmp_stays_in_the_view():
+    """bubblewrap mounts in order: the private /tmp comes before the binds, or a virtual environment in a
+    clone under /tmp (as CI makes one) would be hidden under the tmpfs (the zygote: no module numpy)."""
+    venv = "/tmp/ci/repo/.venv/lib/python3.11/site-packages"
+    argv = sandbox.bwrap_argv("root", {"readonly": ["/usr/local/lib/python3.11", venv]})
+    pairs = list(zip(argv, argv[1:]))
+    assert pairs.index(("--tmpfs", "/tmp")) < pairs.index(("--ro-bind", venv))
+    assert pairs.index(("--proc", "/proc")) < pairs.index(("--ro-bind", venv))
