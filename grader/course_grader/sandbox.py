@@ -31,6 +31,7 @@ import importlib.util
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -128,9 +129,14 @@ INSTALL_BWRAP = ("the grader confines each part with bubblewrap, which this mach
 
 def bwrap() -> str | None:
     """The bubblewrap binary, or None."""
-    import shutil
-    found = shutil.which("bwrap") or (BWRAP if os.access(BWRAP, os.X_OK) else None)
-    return found
+    return shutil.which("bwrap") or (BWRAP if os.access(BWRAP, os.X_OK) else None)
+
+
+def zygote_env() -> dict:
+    """The zygote's whole environment: :data:`ENV`, and where libpython is and the sandbox's debugging
+    switch when the grader has them."""
+    return ENV | {name: os.environ[name] for name in ("LD_LIBRARY_PATH", "COURSE_GRADING_DEBUG")
+                  if os.environ.get(name)}
 
 
 def bwrap_argv(level: str, paths: dict, tmp_mb: int = 64, cgroups: bool = False) -> list:
@@ -142,11 +148,8 @@ def bwrap_argv(level: str, paths: dict, tmp_mb: int = 64, cgroups: bool = False)
     directory (chown, dac_override, fowner); elsewhere bwrap makes a user namespace."""
     argv = [bwrap() or BWRAP, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
             "--die-with-parent", "--new-session", "--clearenv", "--chdir", "/"]
-    for name, value in ENV.items():
+    for name, value in zygote_env().items():
         argv += ["--setenv", name, value]
-    for name in ("LD_LIBRARY_PATH", "COURSE_GRADING_DEBUG"):   # where libpython is; debugging the sandbox
-        if os.environ.get(name):
-            argv += ["--setenv", name, os.environ[name]]
     if level == "root":
         argv += ["--cap-drop", "ALL"] + [a for cap in ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN",
                                                                      "CAP_DAC_OVERRIDE", "CAP_FOWNER")
@@ -455,10 +458,7 @@ def _start(python: str, cfg: dict, fds: list, log) -> subprocess.Popen:
     """``python -I -S zygote.py CFG`` in bubblewrap's view (:func:`bwrap_argv`; at the uid and rlimits
     levels, with an empty environment only), in its own session, ``fds`` passed."""
     cfg = dict(cfg, grader_pid=os.getpid(), harness=HARNESS)
-    env = dict(ENV)
-    for name in ("LD_LIBRARY_PATH", "COURSE_GRADING_DEBUG"):   # where libpython is; debugging the sandbox
-        if os.environ.get(name):
-            env[name] = os.environ[name]
+    env = zygote_env()
     if cfg["level"] in ("root", "userns"):      # in the view: /grader/zygote.py, its modules, the harness
         here = os.path.dirname(ZYGOTE)
         cfg["grader"] = {f"{m}.py": os.path.join(here, f"{m}.py") for m in ZYGOTE_MODULES} | {"harness.py": HARNESS}

@@ -26,6 +26,7 @@ bubblewrap's view, :func:`course_grader.sandbox.bwrap_argv`, which also made its
 import json
 import os
 import select
+import shutil
 import sys
 import time
 
@@ -37,6 +38,7 @@ class Zygote:
         self.seccomp, self.guard, self.landlock = libs["seccomp"], libs["guard"], libs["landlock"]
         self.warmup = libs["warmup"]
         self.sock, self.pid, self.cases = cfg["fd"], os.getpid(), {}
+        self.made = 0                   # parts run: each gets /tmp/part-<zygote pid>-<made>
 
     def start(self, warm: tuple | None = None) -> dict:
         """Torch imported and warmed up (or ``warm``: (torch, harness, the functions the guard trips) of the
@@ -92,7 +94,7 @@ class Zygote:
 
     def _tmp(self, req: dict) -> str:
         """The part's own directory in bubblewrap's /tmp (Landlock lets it write there only), its uid's."""
-        self.made = getattr(self, "made", 0) + 1
+        self.made += 1
         path = f"/tmp/part-{os.getpid()}-{self.made}"
         os.mkdir(path, 0o700)
         if self.level == "root":
@@ -116,17 +118,11 @@ class Zygote:
         bufs, timed_out, status = _watch_part(pid, (r, tr, er), req["timeout"], self.confine.kill_group)
         if cg is not None:
             survivors = cg.finish()
-        else:                           # the orphans are ours (we are their subreaper)
+            _reap()                     # the orphans the cgroup's end killed came back to us, the subreaper
+        else:                           # the orphans are ours to end (we are their subreaper)
             survivors = self.confine.end_orphans(time.monotonic() + 3.0)
-        while True:                     # reap the orphans the cgroup's end killed (we are their subreaper)
-            try:
-                if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                    break
-            except ChildProcessError:
-                break
         tmp_bytes = 0
         if tmp is not None:             # the part's /tmp size: what it left there (one file: RLIMIT_FSIZE)
-            import shutil
             tmp_bytes = _bytes_under(tmp)
             shutil.rmtree(tmp, ignore_errors=True)
         reply = {"timed_out": timed_out, "wait_status": status, "survivors": survivors,
@@ -138,6 +134,16 @@ class Zygote:
         for fd in (r, tr, er):
             os.close(fd)
         return reply, bufs[r]
+
+
+def _reap() -> None:
+    """Reap every child that has ended (none is waited for)."""
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                return
+        except ChildProcessError:
+            return
 
 
 def _bytes_under(top: str) -> int:
