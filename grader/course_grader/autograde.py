@@ -37,7 +37,7 @@ from nbgrader.converters import Autograde, NbGraderException
 from traitlets import Bool, Float, Integer, List, Unicode
 from traitlets.config import Configurable
 
-from . import cgroups, confine, recording, runner, sandbox
+from . import confine, recording, runner, sandbox
 from .pool import ClassGrader
 from .submissions import (
     assignment_notebooks,
@@ -57,11 +57,11 @@ class SandboxGrader(Configurable):
     jobs = Integer(2, help="Submissions graded in parallel (one sandbox zygote each).").tag(config=True)
     part_timeout = Float(20.0, help="Wall-clock seconds for one part (its cell and all its cases).").tag(config=True)
     student_timeout = Float(300.0, help="Wall-clock seconds for one whole submission (a safety net).").tag(config=True)
-    memory_mb = Integer(2048, help="Memory of one part, MiB (cgroup as root; address space otherwise).").tag(
+    memory_mb = Integer(2048, help="Memory of one part, MiB (its address space: a part is one process).").tag(
         config=True)
     cpu_seconds = Integer(40, help="CPU seconds of one part.").tag(config=True)
-    max_processes = Integer(8, help="cgroup pids.max of one part (as root; seccomp allows one process anyway).").tag(
-        config=True)
+    max_processes = Integer(1, help="Ignored (kept for old configs): a part is one process (RLIMIT_NPROC=1)."
+                            ).tag(config=True)
     tmp_mb = Integer(16, help="Size of a part's private /tmp, MiB.").tag(config=True)
     uid = Integer(-1, help="Unprivileged uid the student's code runs as (when the grader is root); -1: one of its "
                            "own (no account, no process), else nobody.").tag(config=True)
@@ -78,7 +78,7 @@ class SandboxGrader(Configurable):
 
     def options(self) -> sandbox.SandboxOptions:
         return sandbox.SandboxOptions(timeout=self.part_timeout, memory_mb=self.memory_mb,
-                                      cpu_seconds=self.cpu_seconds, max_processes=self.max_processes,
+                                      cpu_seconds=self.cpu_seconds,
                                       tmp_mb=self.tmp_mb, uid=self.uid, gid=self.gid, level=self.level)
 
 
@@ -117,8 +117,6 @@ class SandboxAutogradeApp(AutogradeApp):
             sys.exit(1)
         if forced:
             self.log.warning("%s", forced)
-        for path in cgroups.sweep():
-            self.log.warning("Removed the cgroup %s, left by a grader that was killed", path)
         try:
             grader = ClassGrader(level, settings.options(), settings.jobs, settings.student_timeout)
         except sandbox.SandboxError as e:                # a level the judge cannot run at (userns, no Landlock)
@@ -127,7 +125,7 @@ class SandboxAutogradeApp(AutogradeApp):
         started, me = time.time(), os.getpid()
 
         def terminate(signum, frame):
-            """SIGTERM (or SIGINT, SIGHUP): end the slots, the sandbox and its cgroups now, then exit (a
+            """SIGTERM (or SIGINT, SIGHUP): end the slots and the sandbox now, then exit (a
             slot's fork, which inherits this handler, just ends)."""
             if os.getpid() != me:
                 os._exit(128 + signum)
@@ -202,8 +200,8 @@ class SandboxAutogradeApp(AutogradeApp):
         info = grader.ready()
         self.log.info("Sandbox ready after %.1f s more (its judge made the cases in %.1f s)",
                       time.monotonic() - t0, judged)
-        self.log.info("Grading %d notebook(s), %d at a time, in a sandbox: level %s, cgroup %s, seccomp %s, "
-                      "Landlock ABI %s", len(jobs), settings.jobs, level, info.get("cgroup") or "none",
+        self.log.info("Grading %d notebook(s), %d at a time, in a sandbox: level %s, seccomp %s, "
+                      "Landlock ABI %s", len(jobs), settings.jobs, level,
                       info.get("seccomp"), info.get("landlock") or "none")
         if level in sandbox.WEAK and info.get("landlock"):
             self.log.info("Sandbox level %r: no namespaces; Landlock (ABI %s) confines each part's files (it reads "

@@ -80,8 +80,8 @@ def kill_group(pid: int) -> None:
 
 
 def end_orphans(deadline: float) -> int:
-    """Without a PID namespace or a cgroup: kill and reap every child this subreaper still has (only
-    the part's orphans: the part itself is reaped). The number still there at the deadline."""
+    """Kill and reap every child this subreaper still has (only the part's orphans: the part itself is
+    reaped). The number still there at the deadline."""
     me = str(os.getpid())
     while True:
         left = []

@@ -47,7 +47,7 @@ class ClassGrader:
         self.workers: list = []                            # the slots' processes while :meth:`grade` runs
 
     def ready(self) -> dict:
-        """The first zygote's hello (level, cgroup, seccomp); SandboxError if one could not start."""
+        """The first zygote's hello (level, seccomp, Landlock); SandboxError if one could not start."""
         infos = [z.ready() for z in self.zygotes]
         return infos[0]
 
@@ -69,8 +69,8 @@ class ClassGrader:
         self.mother.close()
 
     def kill(self) -> None:
-        """At once (the grader was told to end): the slots' processes, the zygotes with their parts
-        (and their cgroups), the judge."""
+        """At once (the grader was told to end): the slots' processes, the zygotes with their parts,
+        the judge."""
         for w in self.workers:
             for pid in (w.pid, w.recorder) if w.pid is not None else ():
                 try:

@@ -238,7 +238,7 @@ def request(part: str, source: str, cases: list, opts: sandbox.SandboxOptions, r
     header = dict(part=part, name=NAMES[part], source=source, cases=encoded, cases_key=key, deps=deps,
                   exports={k: list(v) for k, v in exports.items()}, timeout=opts.timeout,
                   memory_mb=opts.memory_mb, cpu_seconds=opts.cpu_seconds, max_file_mb=opts.max_file_mb,
-                  tmp_mb=opts.tmp_mb, uid=opts.uid, gid=opts.gid, cgroup_pids=opts.max_processes,
+                  tmp_mb=opts.tmp_mb, uid=opts.uid, gid=opts.gid,
                   read_roots=list(read_roots))
     header.update(extra)
     return header, arrays

@@ -11,13 +11,12 @@ Levels (:func:`detect_level` picks the strongest that works; README "Autograde, 
     the grader is root: bubblewrap (:func:`bwrap_argv`) builds the view (the Python installation and the
     C libraries read-only, no network, new PID, IPC and UTS namespaces, a private /tmp, an empty
     environment, its own session, the life of the grader) with six capabilities left; each part then
-    leaves root for uid ``nobody`` (no capability), in a cgroup of its own (memory and processes of the
-    part as a whole), with rlimits, Landlock, seccomp (:mod:`.seccomp`, compiled by libseccomp) and the
+    leaves root for a uid of its own (no capability), with rlimits (one process: RLIMIT_NPROC=1, so
+    RLIMIT_AS caps the part's memory), Landlock, seccomp (:mod:`.seccomp`, compiled by libseccomp) and the
     guard.
 ``userns``
-    not root: the same view, bubblewrap making a user namespace (no capability in it); no cgroup
-    (RLIMIT_NPROC=1 and seccomp: one process, so RLIMIT_AS caps the part's memory), rlimits, Landlock,
-    seccomp, the guard.
+    not root: the same view, bubblewrap making a user namespace (no capability in it), the same rlimits,
+    Landlock, seccomp, the guard.
 ``uid``, ``rlimits``
     no bubblewrap view, only by name (``--sandbox uid|rlimits``, a throw-away VM): uid ``nobody`` (root)
     or the grader's own, rlimits, Landlock where the kernel has it, seccomp, the guard
@@ -60,9 +59,8 @@ class SandboxOptions:
     """Limits of one part (its cell and all its cases)."""
 
     timeout: float = 20.0                 # wall clock, seconds
-    memory_mb: int = 2048                 # the part's memory: cgroup memory.max (root), RLIMIT_AS on top
+    memory_mb: int = 2048                 # the part's memory: RLIMIT_AS (RLIMIT_NPROC=1: it is one process)
     cpu_seconds: int = 40
-    max_processes: int = 8                # cgroup pids.max (root); RLIMIT_NPROC is 1 everywhere
     max_file_mb: int = 16
     tmp_mb: int = 16                      # the part's private /tmp (a tmpfs)
     uid: int = -1                         # the part's uid at the root and uid levels; -1: one of its own
@@ -114,7 +112,7 @@ GRADER_DIR, JUDGE_DIR = "/grader", "/judge"      # inside the view: the zygote's
 JUDGE_NEEDS_LANDLOCK = ("sandbox level 'userns' on a kernel without Landlock: the judge's packages (course_lib's "
                         "references) would be readable by the parts, which share its uid. Grade as root, or on a "
                         "kernel with Landlock (5.13 or later, 'landlock' in its lsm= list)")
-ZYGOTE_MODULES = ("zygote", "wire", "cgroups", "confine", "guard", "landlock", "seccomp", "warmup")
+ZYGOTE_MODULES = ("zygote", "wire", "confine", "guard", "landlock", "seccomp", "warmup")
 #: what an ordinary user's grader says when bubblewrap cannot make its user namespace (Ubuntu 24.04: AppArmor)
 USERNS_HELP = ("Where unprivileged user namespaces are restricted (Ubuntu 24.04 and later: "
                "kernel.apparmor_restrict_unprivileged_userns=1), an administrator lets bubblewrap alone make "
@@ -139,7 +137,7 @@ def zygote_env() -> dict:
                   if os.environ.get(name)}
 
 
-def bwrap_argv(level: str, paths: dict, tmp_mb: int = 64, cgroups: bool = False) -> list:
+def bwrap_argv(level: str, paths: dict, tmp_mb: int = 64) -> list:
     """The view of the mother, its zygotes and their parts, as bubblewrap's argument list: the Python
     installation, site-packages, the C libraries and the grader's own few files read-only, a private
     /tmp, /dev and /proc, no network, new PID/IPC/UTS namespaces, a cleared environment, the session
@@ -179,8 +177,6 @@ def bwrap_argv(level: str, paths: dict, tmp_mb: int = 64, cgroups: bool = False)
         argv += ["--perms", "0700", "--dir", JUDGE_DIR]
         for path in paths["judge"]:
             argv += ["--ro-bind", path, f"{JUDGE_DIR}/{os.path.basename(path)}"]
-    if cgroups and os.path.isdir("/sys/fs/cgroup"):             # the zygotes' cgroups (root only)
-        argv += ["--bind", "/sys/fs/cgroup", "/sys/fs/cgroup"]
     return argv
 
 
@@ -376,7 +372,7 @@ class Zygote:
         self.known_cases: set = set()                      # keys of the cases this zygote holds
 
     def ready(self, timeout: float = 180.0) -> dict:
-        """The zygote's hello ({"level", "cgroup", "seccomp", ...}); SandboxError if it did not start."""
+        """The zygote's hello ({"level", "seccomp", "landlock", ...}); SandboxError if it did not start."""
         if self.info is None:
             try:
                 header, _ = wire.read_message(self.sock.fileno(), time.monotonic() + timeout)
@@ -426,7 +422,7 @@ class Zygote:
         self._tidy()
 
     def close(self) -> None:
-        """Ask the zygote to end (it removes its cgroups); kill it if it does not."""
+        """Ask the zygote to end; kill it if it does not."""
         self.sock.close()
         if self.proc is not None:
             try:
@@ -438,11 +434,7 @@ class Zygote:
         self._tidy()
 
     def _tidy(self) -> None:
-        """The zygote's cgroups, if it could not remove them itself (killed mid-part)."""
-        from . import cgroups
-        for path in (self.info or {}).get("cgroup_paths", []):
-            if os.path.isdir(path):
-                cgroups.remove(path)
+        """Close the pidfd of a mother's zygote."""
         if self.pidfd is not None:
             os.close(self.pidfd)
             self.pidfd = None
@@ -466,7 +458,7 @@ def _start(python: str, cfg: dict, fds: list, log) -> subprocess.Popen:
         if cfg.get("judge"):
             cfg["course_lib_parent"] = cfg["grader_parent"] = JUDGE_DIR
         slots = max(1, len(cfg.get("slots") or ()))
-        argv = bwrap_argv(cfg["level"], cfg, tmp_mb=slots * SandboxOptions.tmp_mb, cgroups=cfg["level"] == "root")
+        argv = bwrap_argv(cfg["level"], cfg, tmp_mb=slots * SandboxOptions.tmp_mb)
         argv += [os.path.realpath(python), "-I", "-S", f"{GRADER_DIR}/zygote.py", json.dumps(cfg)]
     else:
         argv = [python, "-I", "-S", ZYGOTE, json.dumps(cfg)]
@@ -537,7 +529,7 @@ class Mother:
         return mine
 
     def close(self) -> None:
-        """The zygotes first (each removes its cgroups), then the judge; the process ends with them."""
+        """The zygotes first, then the judge; the process ends with them."""
         for z in self.zygotes:
             z.close()
         self.control.close()

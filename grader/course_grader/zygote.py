@@ -7,19 +7,19 @@ as one zygote with one socket to the grader (:class:`course_grader.sandbox.Zygot
 imports and warms up torch once, forks one zygote per socket, and only then becomes the judge
 (:mod:`course_grader.judge`). A zygote never imports course_lib and never holds the grader's
 state (no class list, no gradebook, no tokens, no case): its ``sys.path`` is the standard library and
-the virtual environment's site-packages, and it loads :mod:`wire`, :mod:`confine`, :mod:`cgroups`,
+the virtual environment's site-packages, and it loads :mod:`wire`, :mod:`confine`,
 :mod:`seccomp`, :mod:`guard` and EXERCISE's ``harness.py`` by file path (from ``/grader`` in
 bubblewrap's view, :func:`course_grader.sandbox.bwrap_argv`, which also made its namespaces). Then:
 
-1. torch and numpy imported and warmed up, the guard installed (:func:`guard.install`), the cgroup
-   base opened (as root), and the zygote made its parts' subreaper;
+1. torch and numpy imported and warmed up, the guard installed (:func:`guard.install`), and the
+   zygote made its parts' subreaper;
 2. for every request (a part's source, the references of its dependencies, its cases) it forks the
-   part process: its own session, cgroup, a ``/tmp`` directory of its own as its working directory,
+   part process: its own session, a ``/tmp`` directory of its own as its working directory,
    rlimits, another uid (as root), no_new_privs, the dependencies' references, Landlock, seccomp, the
    guard armed, then the student's cell and the cases; at the deadline the zygote kills it, its
    process group and whatever it left (:func:`confine.end_orphans`), and removes its directory;
 3. the answer to the grader: what the part wrote (raw, parsed by the grader), the reason the guard
-   gave if any, how the process ended, whether anything survived in its cgroup, and whether it left
+   gave if any, how the process ended, whether anything of it survived it, and whether it left
    more in its directory than a part may.
 """
 
@@ -34,7 +34,7 @@ import time
 class Zygote:
     def __init__(self, cfg: dict, libs: dict):
         self.cfg, self.level = cfg, cfg["level"]
-        self.wire, self.confine, self.cgroups = libs["wire"], libs["confine"], libs["cgroups"]
+        self.wire, self.confine = libs["wire"], libs["confine"]
         self.seccomp, self.guard, self.landlock = libs["seccomp"], libs["guard"], libs["landlock"]
         self.warmup = libs["warmup"]
         self.sock, self.pid, self.cases = cfg["fd"], os.getpid(), {}
@@ -45,15 +45,11 @@ class Zygote:
         mother this zygote was forked from), the guard installed, then into the allow-list view."""
         self.torch, self.harness, watched = warm or (*self.warmup.warm(self.cfg["harness"]), None)
         self.guard.install(self.torch, watched)
-        root = self.level in ("root", "uid")
-        self.cg = self.cgroups.Cgroups.open(self.cgroups.base_name(self.cfg["grader_pid"])) if root else None
         self.confine.prctl(self.confine.PR_SET_CHILD_SUBREAPER, 1)   # a part's orphans come back to us, to be ended
         import gc
         gc.collect()
         gc.freeze()                     # parts share these pages: no collection of theirs touches (copies) them
         return {"ready": True, "level": self.level, "pid": os.getpid(),
-                "cgroup": None if self.cg is None else f"v{self.cg.version}",
-                "cgroup_paths": [] if self.cg is None else self.cg.paths(),
                 "seccomp": self.seccomp.supported(), "dumpable": self.confine.dumpable(),
                 "landlock": self.landlock.abi(),
                 "modules": sorted({m.split(".")[0] for m in sys.modules})}
@@ -67,8 +63,6 @@ class Zygote:
             reply, raw = self.run_part(req, arrays)
             self.wire.write_message(self.sock, reply, [])
             self.wire.write_all(self.sock, self.wire.frame(raw))
-        if self.cg is not None:
-            self.cg.close()
 
     def _members(self, req, arrays) -> list:
         """[(member request, its cases, its arrays)]: one, or each part of a group run in one process."""
@@ -102,25 +96,20 @@ class Zygote:
         return path
 
     def run_part(self, req: dict, arrays: list) -> tuple[dict, bytes]:
-        """Fork the part process S, wait for it or kill it, clean up (its cgroup, orphans, /tmp directory)."""
+        """Fork the part process S, wait for it or kill it, clean up (orphans, its /tmp directory)."""
         start = time.monotonic()
         members = self._members(req, arrays)
         r, w = os.pipe()                                         # the part's results (fd 4 there)
         tr, tw = os.pipe()                                       # the guard's reason (fd 3 there)
         er, ew = os.pipe()                                       # set-up errors, closed before student code
-        cg = None if self.cg is None else self.cg.part(req["memory_mb"], req.get("cgroup_pids", 8))
         tmp = self._tmp(req) if self.level in ("root", "userns") else None
         pid = os.fork()
         if pid == 0:
-            part_process(self, req, members, (w, tw, ew), cg, arrays, tmp)    # never returns
+            part_process(self, req, members, (w, tw, ew), arrays, tmp)    # never returns
         for fd in (w, tw, ew):
             os.close(fd)
         bufs, timed_out, status = _watch_part(pid, (r, tr, er), req["timeout"], self.confine.kill_group)
-        if cg is not None:
-            survivors = cg.finish()
-            _reap()                     # the orphans the cgroup's end killed came back to us, the subreaper
-        else:                           # the orphans are ours to end (we are their subreaper)
-            survivors = self.confine.end_orphans(time.monotonic() + 3.0)
+        survivors = self.confine.end_orphans(time.monotonic() + 3.0)   # ours to end: we are their subreaper
         tmp_bytes = 0
         if tmp is not None:             # the part's /tmp size: what it left there (one file: RLIMIT_FSIZE)
             tmp_bytes = _bytes_under(tmp)
@@ -129,21 +118,11 @@ class Zygote:
                  "tmp_over": tmp_bytes > req["tmp_mb"] << 20,
                  "tattle": bufs[tr].decode("utf-8", "replace")[:300],
                  "setup_error": bufs[er].decode("utf-8", "replace")[:1000],
-                 "seconds": time.monotonic() - start, "peak_mb": 0.0 if cg is None else cg.peak_mb(),
+                 "seconds": time.monotonic() - start,
                  "overflow": bool(bufs.get("overflow")), "cpu": bufs["cpu"]}
         for fd in (r, tr, er):
             os.close(fd)
         return reply, bufs[r]
-
-
-def _reap() -> None:
-    """Reap every child that has ended (none is waited for)."""
-    while True:
-        try:
-            if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                return
-        except ChildProcessError:
-            return
 
 
 def _bytes_under(top: str) -> int:
@@ -193,7 +172,7 @@ def _watch_part(pid: int, fds: tuple, timeout: float, kill_group):
     return bufs, timed_out, status
 
 
-def part_process(z: Zygote, req: dict, members: list, fds: tuple, cg, arrays: list, tmp: str | None) -> None:
+def part_process(z: Zygote, req: dict, members: list, fds: tuple, arrays: list, tmp: str | None) -> None:
     """The part process S: confinement, the references of the dependencies, then the cell and the cases
     (of each member of a group of parts that depend on no reference, one after the other)."""
     w, tw, ew = fds
@@ -201,8 +180,6 @@ def part_process(z: Zygote, req: dict, members: list, fds: tuple, cg, arrays: li
     try:
         z.confine.die_with_parent(z.pid)
         os.setsid()                                              # no controlling terminal, its own session
-        if cg is not None:
-            cg.join_self()                                       # before anything runs: all of it is counted
         ew = _descriptors(w, tw, ew)
         os.chdir(tmp or "/")
         max_file_mb = min(req["max_file_mb"], req["tmp_mb"]) if tmp else req["max_file_mb"]   # /tmp is shared
@@ -388,7 +365,6 @@ def _wire(cfg: dict):
 def main() -> None:
     cfg = json.loads(sys.argv[1])
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import cgroups
     import confine
     import guard
     import landlock
@@ -400,7 +376,7 @@ def main() -> None:
         confine.die_with_parent(cfg["grader_pid"])
     confine.prctl(confine.PR_SET_DUMPABLE, 0)          # a process of the same uid cannot read our memory
     os.environ.pop("PWD", None)                         # bubblewrap's (after --chdir), not one of ENV
-    libs = dict(confine=confine, cgroups=cgroups, seccomp=seccomp, guard=guard, landlock=landlock, warmup=warmup)
+    libs = dict(confine=confine, seccomp=seccomp, guard=guard, landlock=landlock, warmup=warmup)
     if cfg.get("slots"):
         libs["wire"] = _wire(cfg)
         _mother(cfg, libs)

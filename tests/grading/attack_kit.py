@@ -2,7 +2,7 @@
 
 ``run_part`` sends a part straight to the zygote, *without* the static policy (the attacks must be
 stopped even when the policy is bypassed); ``layers`` switches the seccomp filter and the guard off
-to test what the namespaces, the file-system view and the cgroup hold on their own.
+to test what the namespaces, the file-system view and the rlimits hold on their own.
 """
 
 from __future__ import annotations

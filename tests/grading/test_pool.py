@@ -4,7 +4,6 @@ left running."""
 
 from __future__ import annotations
 
-import glob
 import time
 
 import nbformat
@@ -51,7 +50,6 @@ def test_an_overrun_or_a_dead_worker_costs_only_its_student(tmp_path):
 
     log = Log()
     grader = ClassGrader(sandbox.detect_level(), sandbox.SandboxOptions(timeout=60.0), jobs=2, student_timeout=2.0)
-    before = _grader_cgroups()
     try:
         grader.prepare(hidden_seeds(SOURCE_NB))
         results, invalid = grader.grade(jobs, str(root), log=log, record=record)
@@ -70,12 +68,6 @@ def test_an_overrun_or_a_dead_worker_costs_only_its_student(tmp_path):
     while running(sandbox.ZYGOTE) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert running(sandbox.ZYGOTE) == [] and recorded == []
-    assert _grader_cgroups() - before == set()                         # the killed zygote's cgroups too
-
-
-def _grader_cgroups() -> set:
-    """The zygotes' base cgroups on this machine (cgroup v1 or v2; none when not root)."""
-    return set(glob.glob("/sys/fs/cgroup/*/course-grader-*") + glob.glob("/sys/fs/cgroup/course-grader-*"))
 
 
 GRADER_WITHOUT_TORCH = """
