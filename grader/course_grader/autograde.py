@@ -14,7 +14,7 @@ Two phases:
    after a plain ``nbgrader autograde``; written answers still wait for manual grading.
 
 Options (also settable in nbgrader_config.py as ``c.SandboxGrader.<name>``): ``--jobs N``,
-``--part-timeout S`` (wall clock per part), ``--sandbox root|userns|uid|rlimits``, plus every option of
+``--part-timeout S`` (wall clock per part), ``--sandbox root|userns|rlimits``, plus every option of
 ``nbgrader autograde`` (``--student``, ``--force``, ``--notebook``, ...).
 """
 
@@ -66,7 +66,7 @@ class SandboxGrader(Configurable):
     uid = Integer(-1, help="Unprivileged uid the student's code runs as (when the grader is root); -1: one of its "
                            "own (no account, no process), else nobody.").tag(config=True)
     gid = Integer(-1, help="Its gid (-1: as the uid).").tag(config=True)
-    level = Unicode("auto", help="root, userns, uid, rlimits, or auto (the strongest available); see the README."
+    level = Unicode("auto", help="root, userns, rlimits, or auto (the strongest available); see the README."
                     ).tag(config=True)
     allow_public_seeds = Bool(False, help="Grade even when the hidden tests use the repository's published "
                               "seeds (a throw-away test; a class must run `python -m course_grader new-seeds` "

@@ -8,7 +8,7 @@ the kernel's documentation spells them: ``landlock_create_ruleset``, ``landlock_
 * read (and list) only beneath ``read_roots`` (the Python installation and its site-packages), and
   ``/dev/urandom``, ``/dev/random``, ``/dev/zero``;
 * write only ``/dev/null`` and beneath ``write_roots`` (its private /tmp where it has one; none at the
-  ``uid`` and ``rlimits`` levels): no file left in /tmp, /var/tmp, /dev/shm or /run/lock by native
+  ``rlimits`` level): no file left in /tmp, /var/tmp, /dev/shm or /run/lock by native
   code (``torch.from_file(..., shared=True)``, ``np.memmap``), no course directory, no home;
 * not open anything under ``/proc`` (no other process's environment or working directory), and, from
   ABI 6, signal or reach through an abstract unix socket no process outside its domain; from ABI 4,

@@ -17,10 +17,11 @@ Levels (:func:`detect_level` picks the strongest that works; README "Autograde, 
 ``userns``
     not root: the same view, bubblewrap making a user namespace (no capability in it), the same rlimits,
     Landlock, seccomp, the guard.
-``uid``, ``rlimits``
-    no bubblewrap view, only by name (``--sandbox uid|rlimits``, a throw-away VM): uid ``nobody`` (root)
-    or the grader's own, rlimits, Landlock where the kernel has it, seccomp, the guard
-    (:func:`confirm_level` says what that leaves open). Without bubblewrap the grader refuses the
+``rlimits``
+    no bubblewrap view, only by name (``--sandbox rlimits``, a throw-away VM): the part's own uid (a
+    root grader's parts leave root as at ``root``) or the grader's, rlimits, Landlock where the kernel
+    has it, seccomp, the guard (:func:`confirm_level` says what that leaves open). ``uid``, its name
+    before 0.5, still means it. Without bubblewrap the grader refuses the
     other levels and says how to install it (:data:`INSTALL_BWRAP`).
 """
 
@@ -45,7 +46,7 @@ from . import confine, landlock, wire
 HERE = os.path.dirname(os.path.abspath(__file__))
 COURSE_LIB = os.path.dirname(importlib.util.find_spec("course_lib").origin)   # found, not imported
 ZYGOTE, HARNESS = os.path.join(HERE, "zygote.py"), os.path.join(COURSE_LIB, "grading", "harness.py")
-LEVELS = ("root", "userns", "uid", "rlimits")
+LEVELS = ("root", "userns", "rlimits")
 ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "OMP_NUM_THREADS": "1",
        "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
 
@@ -63,9 +64,9 @@ class SandboxOptions:
     cpu_seconds: int = 40
     max_file_mb: int = 16
     tmp_mb: int = 16                      # the part's private /tmp (a tmpfs)
-    uid: int = -1                         # the part's uid at the root and uid levels; -1: one of its own
+    uid: int = -1                         # the part's uid when the grader is root; -1: one of its own
     gid: int = -1
-    level: str = "auto"                   # "auto" | "root" | "userns" | "uid" | "rlimits"
+    level: str = "auto"                   # "auto" | "root" | "userns" | "rlimits"
 
     def __post_init__(self):
         if self.uid < 0 or self.gid < 0:
@@ -75,10 +76,10 @@ class SandboxOptions:
 
 class WeakSandbox(SandboxError):
     """Only a level without namespaces is possible here: refused unless the level is asked for by name
-    (``--sandbox uid|rlimits``), Landlock or not (:func:`confirm_level`)."""
+    (``--sandbox rlimits``), Landlock or not (:func:`confirm_level`)."""
 
 
-WEAK = ("uid", "rlimits")
+WEAK = ("rlimits",)
 
 #: what no layer stops at a level without namespaces, Landlock or not (it governs opens, not these)
 OBSERVES = ("a part can stat() and readlink() any path its uid can search, outside its view: with guessed "
@@ -86,13 +87,13 @@ OBSERVES = ("a part can stat() and readlink() any path its uid can search, outsi
 
 
 def confirm_level(level: str, forced: bool, abi: int | None = None) -> str | None:
-    """For a level without namespaces (``uid``, ``rlimits``): a warning to log when the level was asked
+    """For the level without namespaces (``rlimits``): a warning to log when the level was asked
     for by name (``forced``), else :class:`WeakSandbox`. With Landlock (``abi`` > 0) a part still observes
     the course's files (:data:`OBSERVES`); without it, it reads and writes them too."""
     if level not in WEAK:
         return None
     abi = landlock.abi() if abi is None else abi
-    whose = "nobody's" if level == "uid" else "your account's"
+    whose = "the part uid's" if os.geteuid() == 0 else "your account's"
     if abi > 0:
         text = (f"sandbox level {level!r} (no namespaces; Landlock ABI {abi} confines what a part opens): "
                 + OBSERVES)
@@ -121,7 +122,7 @@ USERNS_HELP = ("Where unprivileged user namespaces are restricted (Ubuntu 24.04 
                "bwrap-userns-restrict /etc/apparmor.d/ and apparmor_parser -r /etc/apparmor.d/bwrap-userns-restrict), "
                "or grades as root")
 INSTALL_BWRAP = ("the grader confines each part with bubblewrap, which this machine lacks: install it "
-                 "(`apt install bubblewrap`, `dnf install bubblewrap`), or pass --sandbox uid|rlimits on a "
+                 "(`apt install bubblewrap`, `dnf install bubblewrap`), or pass --sandbox rlimits on a "
                  "throw-away VM only")
 
 
@@ -183,6 +184,7 @@ def bwrap_argv(level: str, paths: dict, tmp_mb: int = 64) -> list:
 def detect_level(requested: str = "auto") -> str:
     """The strongest level this machine allows (bubblewrap tried once, with a throwaway Python). A
     level without bubblewrap is refused unless asked for by name (:func:`confirm_level`)."""
+    requested = "rlimits" if requested == "uid" else requested       # its name before 0.5
     if requested != "auto":
         if requested not in LEVELS:
             raise ValueError(f"sandbox level: expected one of {LEVELS}, got {requested!r}")
@@ -199,9 +201,8 @@ def detect_level(requested: str = "auto") -> str:
         if probe.returncode == 0:
             return level
         said.append(f"{level}: {probe.stderr.decode(errors='replace').strip()[-300:] or probe.returncode}")
-    level = "uid" if os.geteuid() == 0 else "rlimits"
     try:
-        confirm_level(level, forced=False)
+        confirm_level("rlimits", forced=False)
     except WeakSandbox as weak:
         raise WeakSandbox(f"bubblewrap could not make its sandbox here ({'; '.join(said)}). {USERNS_HELP}. "
                           f"Otherwise: {weak}") from None
