@@ -63,9 +63,9 @@ class SandboxGrader(Configurable):
     max_processes = Integer(1, help="Ignored (kept for old configs): a part is one process (RLIMIT_NPROC=1)."
                             ).tag(config=True)
     tmp_mb = Integer(16, help="Size of a part's private /tmp, MiB.").tag(config=True)
-    uid = Integer(-1, help="Unprivileged uid the student's code runs as (when the grader is root); -1: one of its "
-                           "own (no account, no process), else nobody.").tag(config=True)
-    gid = Integer(-1, help="Its gid (-1: as the uid).").tag(config=True)
+    uid = Integer(65534, help="Unprivileged uid the student's code runs as when the grader is root (-1: nobody, "
+                              "65534).").tag(config=True)
+    gid = Integer(65534, help="Its gid (-1: 65534).").tag(config=True)
     level = Unicode("auto", help="root, userns, rlimits, or auto (the strongest available); see the README."
                     ).tag(config=True)
     allow_public_seeds = Bool(False, help="Grade even when the hidden tests use the repository's published "

@@ -4,7 +4,7 @@ Loaded by the zygote by file path (standard library only). The namespaces and th
 are bubblewrap's (:func:`course_grader.sandbox.bwrap_argv`); what is left here is per part:
 :func:`limit` (rlimits), :func:`drop` (another uid as root, then no_new_privs and not dumpable),
 :func:`die_with_parent`, :func:`kill_group` and :func:`end_orphans` (the zygote is its parts'
-subreaper), and, in the grader, :func:`dedicated_uid`.
+subreaper).
 """
 
 from __future__ import annotations
@@ -104,47 +104,4 @@ def end_orphans(deadline: float) -> int:
         time.sleep(0.005)
 
 
-NOBODY = 65534
-_DEDICATED: list = []
-
-
-def dedicated_uid() -> int:
-    """In the grader: a uid (and gid) for the parts alone, when the grader is root: the highest one below
-    2**31 that this user namespace maps, with no account, no group and no process; ``nobody`` (65534) if
-    none is found. Unlike ``nobody``'s, it owns no file and shares no process with another service."""
-    if _DEDICATED:
-        return _DEDICATED[0]
-    import grp
-    import pwd
-    top = 0
-    try:
-        with open("/proc/self/uid_map") as f:
-            for line in f:
-                inside, _, count = (int(x) for x in line.split())
-                top = max(top, min(inside + count - 1, 2 ** 31 - 1))
-    except (OSError, ValueError):
-        top = 0
-    busy = set()
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{entry}/status") as f:
-                busy.update(int(x) for line in f if line.startswith(("Uid:", "Gid:")) for x in line.split()[1:])
-        except (OSError, ValueError):
-            continue
-    found = NOBODY
-    for uid in range(top - 1, max(top - 1000, 1000), -1):
-        if uid in busy or uid == NOBODY:
-            continue
-        try:
-            pwd.getpwuid(uid)
-            continue
-        except KeyError:
-            pass
-        try:
-            grp.getgrgid(uid)
-            continue
-        except KeyError:
-            found = uid
-            break
-    _DEDICATED.append(found)
-    return found
+NOBODY = 65534                   # the parts' uid and gid when the grader is root (c.SandboxGrader.uid)

@@ -64,14 +64,13 @@ class SandboxOptions:
     cpu_seconds: int = 40
     max_file_mb: int = 16
     tmp_mb: int = 16                      # the part's private /tmp (a tmpfs)
-    uid: int = -1                         # the part's uid when the grader is root; -1: one of its own
-    gid: int = -1
+    uid: int = confine.NOBODY             # the part's uid and gid when the grader is root
+    gid: int = confine.NOBODY
     level: str = "auto"                   # "auto" | "root" | "userns" | "rlimits"
 
     def __post_init__(self):
-        if self.uid < 0 or self.gid < 0:
-            own = confine.dedicated_uid()
-            self.uid, self.gid = (own if self.uid < 0 else self.uid), (own if self.gid < 0 else self.gid)
+        """-1, the default before 0.5 (a uid of the grader's choosing), is ``nobody`` now."""
+        self.uid, self.gid = (confine.NOBODY if i < 0 else i for i in (self.uid, self.gid))
 
 
 class WeakSandbox(SandboxError):
