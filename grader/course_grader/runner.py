@@ -147,7 +147,7 @@ def read_notebook(path: str, root: str):
 def solution_sources(nb) -> dict[str, str]:
     """The solution cells of the graded parts, by grade_id (the last copy wins, as nbgrader's DeduplicateIds)."""
     found = {}
-    for cell in nb.cells:
+    for cell in nb["cells"]:
         meta = cell.get("metadata", {}).get("nbgrader", {})
         gid = meta.get("grade_id")
         if cell.get("cell_type") == "code" and meta.get("solution") and gid in PARTS:
