@@ -195,8 +195,7 @@ class SandboxAutogradeApp(AutogradeApp):
             self.log.warning("--allow-public-seeds: %s graded on the repository's published seeds", ", ".join(public))
         t0 = time.monotonic()
         root = os.path.join(self.coursedir.root, self.coursedir.submitted_directory)
-        judged = grader.prepare(seeds,
-                                while_waiting=lambda: _warm_up(jobs, root))
+        judged = grader.prepare(seeds, while_waiting=lambda: _warm_up(jobs, root))
         info = grader.ready()
         self.log.info("Sandbox ready after %.1f s more (its judge made the cases in %.1f s)",
                       time.monotonic() - t0, judged)
@@ -226,11 +225,11 @@ class SandboxAutogradeApp(AutogradeApp):
         for (student, notebook), why in sorted(invalid.items()):
             self.log.warning("Not graded, not recorded: %s/%s is not a valid submission: %s", student, notebook, why)
         for (student, notebook), parts in sorted(results.items()):
-            named = {p: v.get("guard_tampered") for p, v in parts.items() if v.get("guard_tampered")}
+            named = tampered_parts(parts)
             if named and (student, notebook) not in invalid:
                 self.log.warning("GUARD TAMPERED: %s/%s switched the grader's guard off or reached into it (%s); "
                                  "its verdicts stand, but look at the submission: see docs/sandbox.md", student,
-                                 notebook, "; ".join(f"{p}: {why}" for p, why in sorted(named.items())))
+                                 notebook, named)
         path = write_verdicts(self.coursedir.root, self.coursedir.assignment_id, results, invalid)
         self.log.info("Verdicts of this run (passed parts, invalid submissions, guard_tampered): %s", path)
         t2 = time.monotonic()
@@ -247,6 +246,11 @@ class SandboxAutogradeApp(AutogradeApp):
                         pass
             self.log.error("Could not grade: %s", ", ".join(failed))
             sys.exit(1)
+
+
+def tampered_parts(parts: dict) -> str:
+    """``"part: why; ..."`` for the parts whose guard was switched off or reached into, or ""."""
+    return "; ".join(f"{p}: {v['guard_tampered']}" for p, v in sorted(parts.items()) if v.get("guard_tampered"))
 
 
 VERDICT_FIELDS = ("student", "notebook", "status", "passed", "parts", "failed", "guard_tampered", "why")
@@ -266,12 +270,11 @@ def write_verdicts(root: str, assignment: str, results: dict, invalid: dict) -> 
     for (student, notebook), parts in results.items():
         status = ("invalid" if (student, notebook) in invalid else
                   "grader error" if any(v["status"] == "error" for v in parts.values()) else "graded")
-        named = {p: v.get("guard_tampered") for p, v in parts.items() if v.get("guard_tampered")}
         rows[(student, notebook)] = {
             "student": student, "notebook": notebook, "status": status,
             "passed": sum(v["status"] == "passed" for v in parts.values()), "parts": len(parts),
             "failed": " ".join(sorted(p for p, v in parts.items() if v["status"] != "passed")),
-            "guard_tampered": "; ".join(f"{p}: {why}" for p, why in sorted(named.items())),
+            "guard_tampered": tampered_parts(parts),
             "why": invalid.get((student, notebook)) or ""}
     tmp = path + ".tmp"
     with open(tmp, "w", newline="", encoding="utf-8") as f:

@@ -122,7 +122,7 @@ class ServerCollect(ExchangeCollect):
         when = server_time(src)
         super().do_copy(src, dest, log)
         with open(os.path.join(dest, "timestamp.txt"), "w", encoding="utf-8") as f:
-            f.write(when.strftime("%Y-%m-%d %H:%M:%S.%f") + " UTC")
+            f.write(when.strftime(TIME_FORMAT))
 
 
 def main(argv: list) -> int:

@@ -81,8 +81,9 @@ def tattle(reason: str, _write=os.write, _exit=os._exit, _fd=TATTLE_FD, _code=EX
     _exit(_code)
 
 
-def _event_forbidden(event: str) -> bool:
-    return any(event.startswith(f) if f.endswith(".") else event == f for f in FORBIDDEN)
+def _named(event: str, names: tuple) -> bool:
+    """Whether ``event`` is one of ``names``, exactly or under one ending in "." (a prefix)."""
+    return any(event.startswith(f) if f.endswith(".") else event == f for f in names)
 
 
 def _writes(args) -> bool:
@@ -102,7 +103,7 @@ def _judge(state: dict, event: str, args: tuple) -> str | None:
                                        ", a module the grader did not load (solutions use math, torch and numpy)")
     if event == "exec":
         return None if args and any(args[0] is code for code in state["code"]) else "runs code with exec/eval"
-    if _event_forbidden(event):
+    if _named(event, FORBIDDEN):
         return f"uses {event}, which a solution may not use"
     if event == "object.__getattr__" and len(args) > 1 and args[1] in FRAME_ATTRIBUTES:
         return f"reads .{args[1]} (the interpreter's frames)"
@@ -131,7 +132,7 @@ def _judge_file(state: dict, event: str, args: tuple) -> str | None:
         ok = _under(path, state["read_roots"] + state["write_roots"] + DEVICES)
         return None if ok else f"opens {path!r}, outside what a solution may read"
     listing = event in LISTING_EVENTS
-    if listing or any(event.startswith(f) if f.endswith(".") else event == f for f in FILE_EVENTS):
+    if listing or _named(event, FILE_EVENTS):
         where = args[0] if args and isinstance(args[0], (str, bytes)) else None
         roots = state["read_roots"] + state["write_roots"] if listing else state["write_roots"]
         if where is not None and _under(where, roots):

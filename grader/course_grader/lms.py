@@ -84,8 +84,7 @@ def write_times(root: str, assignment: str, times: dict[str, datetime | None]) -
     done = {"written": [], "no time": [], "no folder": [], "not listed": [], "refused": []}
     base = os.path.join(root, "submitted")
     present = set(os.listdir(base)) if os.path.isdir(base) else set()
-    for student in sorted(present - set(times)):
-        done["not listed"].append(student)
+    done["not listed"] = sorted(present - set(times))
     for student, when in sorted(times.items()):
         folder = os.path.join(base, student, assignment)
         if not plain_id(student):

@@ -36,6 +36,7 @@ from nbgrader.preprocessors import (
 )
 
 from . import runner
+from .feedback import display_data_priority
 
 RESULTS: dict = {}           # (student, notebook) -> {part: {"passed": bool, "message": str}}
 HAND_GRADED: set = set()     # (notebook, grade_id) graded by hand already, for this same submission
@@ -70,11 +71,6 @@ def inert_markdown(text: str) -> str:
     return _SCRIPT_URL.sub("blocked:", cleaned)
 
 
-def _priority():
-    from .feedback import display_data_priority
-    return display_data_priority()
-
-
 class SanitizeStudentCells(NbGraderPreprocessor):
     """What the student wrote holds no active HTML in the autograded notebook that the formgrader and
     the feedback page show: markdown and raw cells (all but the locked ones, which nbgrader restored
@@ -82,7 +78,7 @@ class SanitizeStudentCells(NbGraderPreprocessor):
     nbconvert's SanitizeHTML (HTML and markdown cleaned, JavaScript, SVG and widgets dropped; PNG, JPEG,
     plain text and LaTeX kept)."""
 
-    display_data_priority = _priority()                      # generate_feedback sets it: no warning
+    display_data_priority = display_data_priority()          # generate_feedback sets it: no warning
 
     def preprocess(self, nb, resources):
         from nbconvert.preprocessors.sanitize import SanitizeHTML
@@ -97,7 +93,8 @@ class SanitizeStudentCells(NbGraderPreprocessor):
         meta = cell.metadata.get("nbgrader", {})
         if cell.cell_type in ("markdown", "raw") and not (meta.get("locked") and meta.get("grade_id")):
             cell.source = inert_markdown(cell.source)
-            cell.pop("attachments", None) if cell.cell_type == "raw" else None
+            if cell.cell_type == "raw":
+                cell.pop("attachments", None)
         elif cell.cell_type == "code":
             cell.outputs = self._outputs.sanitize_code_outputs(cell.get("outputs", []))
         return cell, resources

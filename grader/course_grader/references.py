@@ -73,24 +73,17 @@ def _strip(tree: ast.Module, name: str) -> ast.Module:
 def for_part(part: str) -> tuple[tuple, dict]:
     """``(modules, exports)`` for ``part``: [(module, source)] in import order, {public name: (module, attr)}."""
     exports = {NAMES[d]: (_module_of(NAMES[d]), NAMES[d]) for d in DEPENDENCIES[part]}
-    order, trees, todo = [], {}, [m for m, _ in exports.values()]
-    while todo:
-        module = todo.pop()
-        if module in trees:
-            continue
-        with open(_path(module), encoding="utf-8") as f:
-            trees[module] = ast.parse(f.read())
-        todo += _relative_imports(trees[module])
-    done: set = set()
+    order, trees = [], {}
 
     def visit(module):                                    # dependencies first
-        if module in done:
+        if module in trees:
             return
-        done.add(module)
+        with open(_path(module), encoding="utf-8") as f:
+            trees[module] = ast.parse(f.read())
         for dep in _relative_imports(trees[module]):
             visit(dep)
         order.append(module)
-    for module in sorted(trees):
+    for module in sorted(m for m, _ in exports.values()):
         visit(module)
     graded = NAMES[part]
     modules = tuple((m, ast.unparse(_strip(trees[m], graded))) for m in order)

@@ -126,15 +126,14 @@ def read_class(root: Path, assignment: str) -> tuple[list[Student], dict]:
     """The graded class of ``assignment`` in the course directory ``root``, and facts about the run."""
     from nbgrader.api import Gradebook
 
-    from .runner import read_notebook
-    from .similarity import solution_cells
+    from .runner import read_notebook, solution_sources
 
     root = Path(root)
     released = {}
     for path in sorted((root / "release" / assignment).glob("*.ipynb")):
         nb, _ = read_notebook(str(path), str(root / "release"))
         if nb is not None:
-            released[path.stem] = solution_cells(nb)
+            released[path.stem] = solution_sources(nb)
     students: dict[str, Student] = {}
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
         for student, name, score, manual, needs_manual, most in _grades(gb, assignment):
@@ -158,7 +157,7 @@ def read_class(root: Path, assignment: str) -> tuple[list[Student], dict]:
                 if part is not None:
                     st.verdicts[part] = verdict_of(cell.get("metadata"))
             skeleton = released.get(path.stem, {})
-            cells = solution_cells(nb)
+            cells = solution_sources(nb)
             st.cells.update(cells)
             for part in PARTS:
                 if part in skeleton and (part not in cells or _same_code(cells[part], skeleton[part])):

@@ -12,21 +12,22 @@ imports torch.
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import json
 import os
+import re
 import stat
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, fields
 
 from course_lib.grading import policy
 from course_lib.grading.parts import DEPENDENCIES, NAMES, ONE_RUN, PARTS, part_of_test
-from course_lib.grading.seeds import hidden_seeds
 
 from . import references, sandbox, wire
 
 MAX_NOTEBOOK_BYTES = 20 << 20
 
-__all__ = ["PartResult", "part_of_test", "read_notebook", "solution_sources", "all_cases", "grade_sources"]
+__all__ = ["PartResult", "part_of_test", "read_notebook", "solution_sources"]
 
 
 @dataclass
@@ -44,9 +45,7 @@ class PartResult:
         return self.status == "passed"
 
     def as_dict(self) -> dict:
-        return {"status": self.status, "passed": self.passed, "message": self.message, "seconds": self.seconds,
-                "guard_tampered": self.guard_tampered, "mistake": self.mistake, "section": self.section,
-                "failed_on": self.failed_on}
+        return {**asdict(self), "passed": self.passed}
 
     @classmethod
     def from_dict(cls, d: dict) -> PartResult:
@@ -66,8 +65,8 @@ def tampered(header) -> str:
 
 
 #: what a solution never needs and a part that switches the guard off uses (named, not penalised)
-REACHES_IN = __import__("re").compile(r"as_strided|stride_tricks|__array_interface__|__kwdefaults__|__defaults__|"
-                                      r"ctypes|addaudithook|_dispatch_|course_grading|tattle")
+REACHES_IN = re.compile(r"as_strided|stride_tricks|__array_interface__|__kwdefaults__|__defaults__|"
+                        r"ctypes|addaudithook|_dispatch_|course_grading|tattle")
 
 
 def reaches_in(source: str) -> str:
@@ -147,7 +146,7 @@ def read_notebook(path: str, root: str):
 def solution_sources(nb) -> dict[str, str]:
     """The solution cells of the graded parts, by grade_id (the last copy wins, as nbgrader's DeduplicateIds)."""
     found = {}
-    for cell in nb.cells:
+    for cell in nb["cells"]:
         meta = cell.get("metadata", {}).get("nbgrader", {})
         gid = meta.get("grade_id")
         if cell.get("cell_type") == "code" and meta.get("solution") and gid in PARTS:
@@ -158,16 +157,10 @@ def solution_sources(nb) -> dict[str, str]:
 
 # ------------------------------------------------------------------ the cases
 
-def all_cases(notebook=None) -> tuple[dict, dict]:
-    """({part: visible + hidden cases}, {part: the reference's outputs per case}); hidden cases come from
-    the seeds in ``notebook``'s hidden-test blocks (the source notebook or the gradebook's cells). A part
-    of ``ONE_RUN`` (a training run) is graded on one case: the hidden one if there is a seed."""
-    cases = make_all_cases(hidden_seeds(notebook) if notebook is not None else {})
-    return cases, expected_answers(cases)
-
-
 def make_all_cases(seeds: dict) -> dict:
-    """{part: visible + hidden cases} from ``{part: hidden seed}`` (see :func:`all_cases`)."""
+    """{part: visible + hidden cases} from ``{part: hidden seed}`` (the seeds of the hidden-test blocks,
+    ``course_lib.grading.seeds.hidden_seeds``). A part of ``ONE_RUN`` (a training run) is graded on one
+    case: the hidden one if there is a seed."""
     from course_lib.grading.cases import make_cases
     cases = {}
     for p in PARTS:
@@ -248,14 +241,13 @@ def request(part: str, source: str, cases: list, opts: sandbox.SandboxOptions, r
 
 #: what a verdict may say of an error the part reported: its process held the hidden cases, so its own
 #: text is never shown (it could spell them out); Python's own exception names are kept, nothing else
-_BUILTIN_ERRORS = frozenset(name for name, v in vars(__import__("builtins")).items()
+_BUILTIN_ERRORS = frozenset(name for name, v in vars(builtins).items()
                             if isinstance(v, type) and issubclass(v, BaseException))
 NOT_SHOWN = "its text is not shown: the process had the hidden cases; run the cell in your notebook to see it"
 
 
 def error_kind(text) -> str:
     """``"raised <Python's exception name>"`` or ``"raised an exception"`` from what a part wrote."""
-    import re
     m = re.match(r"(?:the solution cell )?raised (\w+)", str(text))
     return f"raised {m.group(1)}" if m and m.group(1) in _BUILTIN_ERRORS else "raised an exception"
 
@@ -280,24 +272,20 @@ RESULT_PHRASES = ("expected a torch.Tensor, got", "expected a floating-point ten
                   "the state_dict has keys the contract does not have", "parameter '…' has shape",
                   "expected an int (the number of parameters), got", "expected float32 (torch's default dtype), got",
                   "expected logits of shape (B, T, vocab_size)")
-RESULT_WORDS = frozenset(__import__("re").findall(r"[A-Za-z_][\w.]*", " ".join(RESULT_PHRASES) + (
-    " of length its keys are use the attribute names of the contract so reference weights can be loaded adds no "
-    "parameters and a table that is not a weight is a buffer registered with persistent=False expected got "
-    "another type torch's default dtype look at the in cell's docstring which test loads its weights by how module "
-    "stores says not part of")))
 RESULT_TYPES = frozenset({"Tensor", "tuple", "list", "dict", "int", "float", "bool", "str", "NoneType", "ndarray",
                           "Parameter", "function", "type", *(f"torch.{t}" for t in (
                               "float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8",
                               "bool", "complex64", "complex128"))})
-
-
-RESULT_WORDS = RESULT_WORDS | RESULT_TYPES
+RESULT_WORDS = RESULT_TYPES | frozenset(re.findall(r"[A-Za-z_][\w.]*", " ".join(RESULT_PHRASES) + (
+    " of length its keys are use the attribute names of the contract so reference weights can be loaded adds no "
+    "parameters and a table that is not a weight is a buffer registered with persistent=False expected got "
+    "another type torch's default dtype look at the in cell's docstring which test loads its weights by how module "
+    "stores says not part of")))
 
 
 def fixed_result_error(text) -> str | None:
     """The harness's contract message rebuilt from a fixed vocabulary (see :data:`RESULT_PHRASES`), or
     None when ``text`` is not one of its messages."""
-    import re
     what, sep, rest = str(text)[:600].partition(": ")
     if not sep:
         what, rest = "", str(text)[:600]
@@ -399,13 +387,6 @@ def syntax_error(source: str) -> str | None:
     except (ValueError, RecursionError, MemoryError) as e:
         return f"could not be parsed ({type(e).__name__})."
     return None
-
-
-def grade_sources(sources: dict, zygote: sandbox.Zygote, cases: dict, wants: dict,
-                  opts: sandbox.SandboxOptions, parts=PARTS) -> dict:
-    """{part: PartResult} for the solution sources of one notebook, judged in this process."""
-    return grade_with(sources, zygote, lambda part, outcome: judge(part, cases[part], wants[part], outcome),
-                      opts, parts, cases)
 
 
 #: parts that load no reference: graded together in one process (one fork, not four). Each is then

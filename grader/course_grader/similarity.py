@@ -58,9 +58,7 @@ from pathlib import Path
 
 import numpy as np
 
-from course_lib.grading.parts import PARTS
-
-from .runner import MAX_NOTEBOOK_BYTES, read_notebook
+from .runner import MAX_NOTEBOOK_BYTES, read_notebook, solution_sources
 from .submissions import plain_id
 
 K = 16                 # tokens per fingerprinted k-gram (copydetect's noise threshold, in tokens)
@@ -116,21 +114,10 @@ def normalize(source: str, max_chars: int = MAX_CHARS, max_tokens: int = MAX_TOK
     return out
 
 
-def solution_cells(nb) -> dict[str, str]:
-    """{part: source} of a notebook's solution cells (the last copy of a grade_id wins)."""
-    found = {}
-    for cell in nb["cells"]:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell.get("cell_type") == "code" and meta.get("solution") and meta.get("grade_id") in PARTS:
-            source = cell.get("source", "")
-            found[meta["grade_id"]] = "".join(source) if isinstance(source, list) else str(source)
-    return found
-
-
 def skeletons(source_nb) -> dict[str, str]:
     """The released text of each solution cell: the source's cell without its solution blocks."""
     out = {}
-    for part, text in solution_cells(source_nb).items():
+    for part, text in solution_sources(source_nb).items():
         keep, inside = [], False
         for line in text.split("\n"):
             inside = (inside or line.strip() == "### BEGIN SOLUTION") and line.strip() != "### END SOLUTION"
@@ -195,17 +182,10 @@ class Print:
     where: dict            # hash -> [token index, ...]
     coverage: int          # tokens covered by the fingerprints (copydetect's token coverage)
 
-    @property
-    def size(self) -> int:
-        return self.coverage
-
 
 def fingerprint(source: str, boilerplate=(), limit: bool = True) -> Print:
     """The fingerprints of ``source`` without those of ``boilerplate`` (hashes), copydetect's winnowing."""
-    if not limit:
-        tokens = normalize(source, MAX_CHARS * 100, MAX_TOKENS * 100)
-    else:
-        tokens = normalize(source)
+    tokens = normalize(source) if limit else normalize(source, MAX_CHARS * 100, MAX_TOKENS * 100)
     if len(tokens) < K:
         return Print(set(), {}, 0)
     hashes, where = winnow(kgram_hashes(tokens))                                        # copydetect's winnowing
@@ -257,20 +237,9 @@ def _reference_hashes(files: tuple) -> frozenset:
     return frozenset(out)
 
 
-def reference_hashes(reference: dict[str, str] | None = None) -> frozenset:
-    """The fingerprints of all of course_lib (or of the texts in ``reference``: {name: source})."""
-    if reference is not None:
-        out: set = set()
-        for text in reference.values():
-            out |= fingerprint(text, limit=False).hashes
-        return frozenset(out)
+def reference_hashes() -> frozenset:
+    """The fingerprints of all of course_lib (made once a process while its files stay the same)."""
     return _reference_hashes(tuple(str(p) for p in reference_files()))
-
-
-def references() -> dict[str, str]:
-    """{file name relative to course_lib: its source}: what a student's cells are compared with."""
-    root = Path(importlib.util.find_spec("course_lib").origin).resolve().parent
-    return {str(p.relative_to(root)): p.read_text(encoding="utf-8") for p in reference_files()}
 
 
 def common_limit(students: int) -> int:
@@ -295,11 +264,10 @@ COMMON = "common code"    # the "other" of a match against the code that more th
 CANDIDATES = 3            # other students compared exactly, per student and part: those sharing most fingerprints
 
 
-def compare(submissions: dict[str, dict[str, str]], skeleton: dict[str, str] | None = None,
-            reference: dict[str, str] | None = None) -> list[Match]:
+def compare(submissions: dict[str, dict[str, str]], skeleton: dict[str, str] | None = None) -> list[Match]:
     """For each student and part: containment in course_lib, and the closest other student (the larger
     of the two containments, so that both sides of a copy are flagged). ``submissions``:
-    {student: {part: source}}; ``reference``: {name: source} instead of all of course_lib.
+    {student: {part: source}}.
 
     Linear in the class: other students are found through an index of fingerprints (each of which
     names at most :func:`common_limit` students), and only the :data:`CANDIDATES` that share most are
@@ -314,7 +282,7 @@ def compare(submissions: dict[str, dict[str, str]], skeleton: dict[str, str] | N
             made[key] = fingerprint(source, boiler.get(part, ()))
         return made[key]
     prints = {s: {p: print_of(p, src) for p, src in parts.items()} for s, parts in submissions.items()}
-    library = reference_hashes(reference)
+    library = reference_hashes()
     limit = common_limit(len(submissions))
     matches = []
     for part in sorted({p for parts in prints.values() for p in parts}):
@@ -387,7 +355,7 @@ def _load(notebooks: dict) -> tuple[dict, dict]:
         try:
             if isinstance(nb, tuple):
                 raise ValueError(nb[1])
-            subs[student] = solution_cells(_read(nb) if isinstance(nb, (str, Path)) else nb)
+            subs[student] = solution_sources(_read(nb) if isinstance(nb, (str, Path)) else nb)
         except ValueError as e:
             skipped[student] = str(e)
         except Exception as e:                             # noqa: BLE001 (not a notebook: skipped, reported)

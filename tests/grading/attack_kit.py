@@ -19,6 +19,7 @@ import nbformat
 import pytest
 
 from course_grader import runner, sandbox
+from course_lib.grading.seeds import hidden_seeds
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCE = REPO / "notebooks" / "07_exercise" / "encoder_from_scratch.ipynb"
@@ -28,7 +29,8 @@ MARK = "course-attack"
 
 _NB = nbformat.read(SOURCE, as_version=4)
 GOOD = runner.solution_sources(_NB)
-CASES, WANTS = runner.all_cases(_NB)
+CASES = runner.make_all_cases(hidden_seeds(_NB))
+WANTS = runner.expected_answers(CASES)
 OFF = {"seccomp": False, "guard": False, "landlock": False}
 
 
@@ -55,6 +57,12 @@ def any_zygote(request):
 
 def options(**kw) -> sandbox.SandboxOptions:
     return sandbox.SandboxOptions(**{"timeout": 10.0, **kw})
+
+
+def grade_here(sources: dict, z, opts) -> dict:
+    """{part: PartResult} for one notebook's solution sources, run by ``z`` and judged in this process."""
+    return runner.grade_with(sources, z, lambda part, outcome: runner.judge(part, CASES[part], WANTS[part], outcome),
+                             opts, cases=CASES)
 
 
 def run_part(z, part: str, source: str, opts=None, **extra):

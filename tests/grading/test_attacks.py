@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from attack_kit import CASES, GOOD, WANTS, any_zygote, assert_contained, options, run_part, with_prologue, zygote  # noqa: F401
+from attack_kit import GOOD, any_zygote, assert_contained, grade_here, options, run_part, with_prologue, zygote  # noqa: F401
 from course_grader import runner
 
 OS = "o = getattr(torch, 'o' + 's')\n"
@@ -126,7 +126,7 @@ def test_a_cell_that_spoils_the_shared_process_costs_only_its_part(zygote, paylo
     so does the spoiler."""
     assert runner.GROUP[0] == "positional_encoding" and "attention" in runner.GROUP
     spoiler = with_prologue("positional_encoding", payload)
-    got = runner.grade_sources(dict(GOOD, positional_encoding=spoiler), zygote, CASES, WANTS, options(timeout=3.0))
+    got = grade_here(dict(GOOD, positional_encoding=spoiler), zygote, options(timeout=3.0))
     alone, _ = run_part(zygote, "positional_encoding", spoiler, options(timeout=3.0))
     assert got["positional_encoding"].status == alone.status
     assert all(got[p].passed for p in runner.PARTS if p != "positional_encoding"), {

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from copydetect.utils import find_fingerprint_overlap, get_copied_slices
 
-from course_grader import recording, similarity
+from course_grader import recording, runner, similarity
 
 REPO = Path(__file__).resolve().parents[2]
 EXERCISE = REPO / "notebooks" / "07_exercise" / "encoder_from_scratch.ipynb"
@@ -39,7 +39,7 @@ def test_copied_tokens_are_copydetects():
 
 def test_containment_on_real_cells_is_copydetects():
     nb = nbformat.read(EXERCISE, as_version=4)
-    cells = list(similarity.solution_cells(nb).values())
+    cells = list(runner.solution_sources(nb).values())
     library = similarity.reference_hashes()
     for source in cells:
         mine = similarity.fingerprint(source)

@@ -14,11 +14,11 @@ import nbformat
 import pytest
 
 from course_grader import similarity
+from course_grader.runner import solution_sources
 from course_grader.similarity import (
     compare,
     normalize,
     skeletons,
-    solution_cells,
     summary,
 )
 from exercise_corpus import honest, styles
@@ -38,7 +38,7 @@ def source():
 
 @pytest.fixture(scope="module")
 def submissions(source):
-    subs = {s: solution_cells(notebook(source, s)) for s in HONEST}
+    subs = {s: solution_sources(notebook(source, s)) for s in HONEST}
     for name, disguise in DISGUISES.items():
         # course_lib's graded definitions with the helpers they call, two small edits, then the disguise
         subs[f"lib_{name}"] = {p: disguise(two_edits(with_helpers(p))) for p in styles.GRADED}

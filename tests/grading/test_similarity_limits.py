@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-from course_grader import autograde, similarity
+from course_grader import autograde, runner, similarity
 from course_grader.similarity import normalize
 
 
@@ -63,7 +63,7 @@ def test_comparing_a_class_is_about_linear():
     honest.BODIES.update(styles.BODIES)
     source = nbformat.read(Path(__file__).resolve().parents[2] / "notebooks" / "07_exercise" /
                            "encoder_from_scratch.ipynb", as_version=4)
-    cells = [similarity.solution_cells(honest.notebook(source, s)) for s in honest.BODIES]
+    cells = [runner.solution_sources(honest.notebook(source, s)) for s in honest.BODIES]
     skeleton = similarity.skeletons(source)
     similarity.reference_hashes()                                       # course_lib's, made once and kept
 
