@@ -1,4 +1,5 @@
-"""The grader as an ordinary user (an instructor on a JupyterHub): the ``userns`` level, for real.
+"""The grader as an ordinary user (an instructor on a JupyterHub): the ``userns`` level, and ``rlimits``
+forced, for real.
 
 Run as root, the test makes the situation it checks: a child process drops to uid 65534 for good
 and grades from there, with the Python installation hard-linked to a world-readable place (this
@@ -16,6 +17,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import pytest
 
 from attack_kit import CASES, GOOD, OFF, WANTS, descendants, running, with_prologue
 from course_grader import references, runner, sandbox
@@ -75,12 +78,13 @@ def _needed(site: str) -> list[str]:
     return [e for e in os.listdir(site) if e.split(".")[0].split("-")[0] in names and "course_lib" not in e]
 
 
-def _grade_as_nobody(python: str, paths: dict) -> dict:
+def _grade_as_nobody(python: str, paths: dict, asked: str) -> dict:
     out = {}
     try:
-        level = sandbox.detect_level()
+        level = sandbox.detect_level(asked)
     except sandbox.WeakSandbox:                 # no user namespaces here: rlimits, as an instructor would force it
         level = "rlimits"
+    if level == "rlimits":
         out["forced"] = sandbox.confirm_level(level, forced=True)
     out["level"] = level
     z = sandbox.Zygote(level, python=python, paths=paths)
@@ -109,7 +113,10 @@ def _grade_as_nobody(python: str, paths: dict) -> dict:
     return out
 
 
-def test_the_userns_level_as_an_ordinary_user():
+@pytest.mark.parametrize("asked", ["auto", "rlimits"])
+def test_an_ordinary_user_grades(asked):
+    """An instructor without root: the level the machine allows (``userns`` where user namespaces work),
+    and ``rlimits`` forced, where the part runs as the instructor's own uid."""
     for part in ("attention",):
         references.for_part(part)                       # read course_lib's sources before losing root
     zygote_file, harness_file = sandbox.ZYGOTE, sandbox.HARNESS
@@ -127,7 +134,7 @@ def test_the_userns_level_as_an_ordinary_user():
                     os.setgroups([])
                     os.setresgid(NOBODY, NOBODY, NOBODY)
                     os.setresuid(NOBODY, NOBODY, NOBODY)
-                result = _grade_as_nobody(python, paths)
+                result = _grade_as_nobody(python, paths, asked)
                 os.write(w, json.dumps(result).encode())
             except BaseException as e:                 # noqa: BLE001
                 os.write(w, json.dumps({"error": f"{type(e).__name__}: {e}"}).encode())
@@ -146,6 +153,7 @@ def test_the_userns_level_as_an_ordinary_user():
     assert "error" not in out, out
     assert out["level"] in ("userns", "rlimits") and out["hello"]["seccomp"]
     assert out["level"] == "userns" or "FORCED" in out["forced"]      # rlimits is never picked on its own
+    assert asked == "auto" or out["level"] == "rlimits"
     assert out["good"]["status"] == "passed", out["good"]
     assert out["sdpa"]["status"] == "failed" and "ready-made attention" in out["sdpa"]["message"]
     assert out["kill"]["status"] == "failed" and "os.kill" in out["kill"]["message"]
@@ -153,5 +161,7 @@ def test_the_userns_level_as_an_ordinary_user():
     if out["level"] == "userns":                       # where the kernel allows it (this machine does)
         assert probe["uid"] == 1000                    # an unprivileged uid inside its user namespace
         assert probe["/etc/hostname"] == probe[ATTENTION_PY] == "FileNotFoundError", probe
+    else:                                              # no view: the instructor's own uid, which is not root
+        assert probe["uid"] == (NOBODY if os.geteuid() == 0 else os.geteuid()), probe
     assert out["loop"][0] == "student" and "timed out" in out["loop"][1] and out["loop"][2] == 0
     assert out["left"] == []
