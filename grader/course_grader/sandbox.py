@@ -11,15 +11,15 @@ Levels (:func:`detect_level` picks the strongest that works; README "Autograde, 
     the grader is root: bubblewrap (:func:`bwrap_argv`) builds the view (the Python installation and the
     C libraries read-only, no network, new PID, IPC and UTS namespaces, a private /tmp, an empty
     environment, its own session, the life of the grader) with six capabilities left; each part then
-    leaves root for a uid of its own (no capability), with rlimits (one process: RLIMIT_NPROC=1, so
+    leaves root for uid ``nobody`` (no capability), with rlimits (one process: RLIMIT_NPROC=1, so
     RLIMIT_AS caps the part's memory), Landlock, seccomp (:mod:`.seccomp`, compiled by libseccomp) and the
     guard.
 ``userns``
     not root: the same view, bubblewrap making a user namespace (no capability in it), the same rlimits,
     Landlock, seccomp, the guard.
 ``rlimits``
-    no bubblewrap view, only by name (``--sandbox rlimits``, a throw-away VM): the part's own uid (a
-    root grader's parts leave root as at ``root``) or the grader's, rlimits, Landlock where the kernel
+    no bubblewrap view, only by name (``--sandbox rlimits``, a throw-away VM): ``nobody`` (a root
+    grader's parts leave root as at ``root``) or the grader's own uid, rlimits, Landlock where the kernel
     has it, seccomp, the guard (:func:`confirm_level` says what that leaves open). ``uid``, its name
     before 0.5, still means it. Without bubblewrap the grader refuses the
     other levels and says how to install it (:data:`INSTALL_BWRAP`).
@@ -201,11 +201,11 @@ def detect_level(requested: str = "auto") -> str:
             return level
         said.append(f"{level}: {probe.stderr.decode(errors='replace').strip()[-300:] or probe.returncode}")
     try:
-        confirm_level("rlimits", forced=False)
+        confirm_level("rlimits", forced=False)             # refuses: rlimits runs only when asked for by name
     except WeakSandbox as weak:
         raise WeakSandbox(f"bubblewrap could not make its sandbox here ({'; '.join(said)}). {USERNS_HELP}. "
                           f"Otherwise: {weak}") from None
-    return level
+    return "rlimits"
 
 
 def python_paths() -> dict:
@@ -447,8 +447,8 @@ def _tail(log) -> str:
 
 
 def _start(python: str, cfg: dict, fds: list, log) -> subprocess.Popen:
-    """``python -I -S zygote.py CFG`` in bubblewrap's view (:func:`bwrap_argv`; at the uid and rlimits
-    levels, with an empty environment only), in its own session, ``fds`` passed."""
+    """``python -I -S zygote.py CFG`` in bubblewrap's view (:func:`bwrap_argv`; at the rlimits level,
+    with an empty environment only), in its own session, ``fds`` passed."""
     cfg = dict(cfg, grader_pid=os.getpid(), harness=HARNESS)
     env = zygote_env()
     if cfg["level"] in ("root", "userns"):      # in the view: /grader/zygote.py, its modules, the harness

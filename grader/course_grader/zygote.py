@@ -42,7 +42,8 @@ class Zygote:
 
     def start(self, warm: tuple | None = None) -> dict:
         """Torch imported and warmed up (or ``warm``: (torch, harness, the functions the guard trips) of the
-        mother this zygote was forked from), the guard installed, then into the allow-list view."""
+        mother this zygote was forked from), the guard installed, and the zygote its parts' subreaper
+        (bubblewrap made the view before this process started)."""
         self.torch, self.harness, watched = warm or (*self.warmup.warm(self.cfg["harness"]), None)
         self.guard.install(self.torch, watched)
         self.confine.prctl(self.confine.PR_SET_CHILD_SUBREAPER, 1)   # a part's orphans come back to us, to be ended
@@ -138,8 +139,8 @@ def _bytes_under(top: str) -> int:
 
 
 def _watch_part(pid: int, fds: tuple, timeout: float, kill_group):
-    """Read the part's pipes until it ends, or kill it at the deadline (as PID 1 of its namespace,
-    its end is the end of every process in it). (buffers, timed out?, wait status)."""
+    """Read the part's pipes until it ends, or kill it and its process group at the deadline (what else
+    it left, :func:`confine.end_orphans` ends). (buffers, timed out?, wait status)."""
     limits = dict(zip(fds, (64 << 20, 4096, 4096)))
     bufs = {fd: b"" for fd in fds}
     pidfd = os.pidfd_open(pid)                                   # our unreaped child: never a reused pid
@@ -302,8 +303,8 @@ def _probe(ns: dict):
         return {"probe_error": _fmt(e)}
 
 
-def _zygote(cfg: dict, libs: dict, warm: tuple | None = None, parent: int | None = None) -> None:
-    """Be a zygote on ``cfg["fd"]``: namespaces, (torch,) guard, view, hello, then serve; never returns."""
+def _zygote(cfg: dict, libs: dict, warm: tuple | None = None) -> None:
+    """Be a zygote on ``cfg["fd"]``: (torch,) the guard, the hello, then serve; never returns."""
     sock = cfg["fd"]
     try:
         libs.setdefault("wire", _wire(cfg))
@@ -338,7 +339,7 @@ def _mother(cfg: dict, libs: dict) -> None:
                     os.close(other)
             os.setsid()                                          # its own group: the grader ends it alone
             libs["confine"].die_with_parent(mother)
-            _zygote(dict(cfg, fd=fd, host_pid=os.getpid()), libs, warm, parent=mother)
+            _zygote(dict(cfg, fd=fd, host_pid=os.getpid()), libs, warm)
     for fd in slots:
         os.close(fd)
     del warm
