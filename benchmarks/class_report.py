@@ -43,7 +43,7 @@ def build(root: Path, n: int) -> None:
 
     from attack_kit import released_course
     from course_lib.grading.hints import PART_SECTIONS
-    from course_lib.grading.parts import PARTS, part_of_test
+    from course_lib.grading.parts import ONE_RUN, PARTS, part_of_test
     from exercise_corpus import honest, styles
     from exercise_corpus.submissions import MISTAKES, apply
 
@@ -86,11 +86,13 @@ def build(root: Path, n: int) -> None:
                         part = part_of_test(cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", ""))
                         if part is not None and not cell["metadata"]["nbgrader"].get("solution"):
                             failed = part in lost          # a failure carries its stable id, as the grader's
+                            kind = "hidden" if part in ONE_RUN else rng.choice(("visible", "hidden"))
                             cell["metadata"]["course_grader"] = {"verdict": {
                                 "status": "failed" if failed else "passed", "message": "...",
                                 "seconds": rng.uniform(0.05, 0.5), "mistake": what[0] if failed else "",
                                 "section": PART_SECTIONS[part] if failed else "",
-                                "failed_on": rng.choice(("visible", "hidden")) if failed else ""}}
+                                "failed_on": kind if failed else "",   # a training part runs its hidden case only
+                                "visible_passed": failed and kind == "hidden" and part not in ONE_RUN}}
                 nbformat.write(nb, path / f"{NOTEBOOK}.ipynb")
             gb.add_student(student)
             sub = gb.add_submission(ASSIGNMENT, student)
@@ -136,12 +138,13 @@ def main() -> None:
         from course_grader.report import read_class
         cells = {s.id: s.cells for s in read_class(root, ASSIGNMENT)[0]}
         skeleton = similarity.skeletons(similarity._read(root / "release" / ASSIGNMENT / f"{NOTEBOOK}.ipynb"))
+        model = similarity.solutions(similarity._read(root / "notebooks" / ASSIGNMENT / f"{NOTEBOOK}.ipynb"))
         start = time.process_time()
-        similarity.compare(cells, skeleton)
+        similarity.compare(cells, skeleton, model)
         shared = time.process_time() - start
         distinct = {s: {p: f"# {s}\n{text}" for p, text in parts.items()} for s, parts in cells.items()}
         start = time.process_time()
-        similarity.compare(distinct, skeleton)
+        similarity.compare(distinct, skeleton, model)
         print(f"  the comparison of the report's cells: {shared:.1f} s CPU as built (the class shares "
               f"{len({t for parts in cells.values() for t in parts.values()})} texts, each fingerprinted once); "
               f"{time.process_time() - start:.1f} s CPU with every student's texts made distinct by a comment "

@@ -57,6 +57,7 @@ class Verdict:
     mistake: str | None = None         # a stable id ("heads_split_wrong"), never parsed from the message
     section: str | None = None         # the lecture section that teaches it ("02 §5")
     failed_on: str | None = None       # "visible" | "hidden": the kind of the first case that failed
+    visible_passed: bool | None = None  # the grader ran visible cases and all passed; None: not recorded
 
 
 def verdict_of(cell_metadata) -> Verdict:
@@ -78,10 +79,12 @@ def verdict_of(cell_metadata) -> Verdict:
     if failed_on is None and isinstance(record.get("hidden"), bool):
         failed_on = "hidden" if record["hidden"] else "visible"
     status = text("status")
+    visible_passed = record.get("visible_passed")
     return Verdict(status=status if status in ("passed", "failed", "error") else None, message=text("message"),
                    seconds=float(seconds) if isinstance(seconds, (int, float)) and seconds >= 0 else None,
                    mistake=text("id", "mistake", "mistake_id"), section=text("section", "lecture_section"),
-                   failed_on=failed_on if failed_on in ("visible", "hidden") else None)
+                   failed_on=failed_on if failed_on in ("visible", "hidden") else None,
+                   visible_passed=visible_passed if isinstance(visible_passed, bool) else None)
 
 
 def hints_of(path: Path) -> dict[str, int]:
@@ -127,6 +130,7 @@ def read_class(root: Path, assignment: str) -> tuple[list[Student], dict]:
     from nbgrader.api import Gradebook
 
     from .runner import read_notebook, solution_sources
+    from .similarity import answer_sources
 
     root = Path(root)
     released = {}
@@ -159,6 +163,7 @@ def read_class(root: Path, assignment: str) -> tuple[list[Student], dict]:
             skeleton = released.get(path.stem, {})
             cells = solution_sources(nb)
             st.cells.update(cells)
+            st.cells.update(answer_sources(nb))                 # Part 9's written answers, for the similarity report
             for part in PARTS:
                 if part in skeleton and (part not in cells or _same_code(cells[part], skeleton[part])):
                     st.not_tried.add(part)
@@ -244,17 +249,21 @@ def mistake_table(students: list[Student]) -> list[dict]:
 
 
 def disagreement_table(students: list[Student]) -> list[dict]:
-    """Per part: the students whose visible cases passed and a hidden one failed, and how many failed
-    verdicts do not record which kind of case failed."""
+    """Per part: the students whose visible cases passed and a hidden one failed, as the grader's verdict
+    records it (``visible_passed``: a hidden case failed after every visible case the grader ran had
+    passed; a training part, graded on its hidden case alone, never says so), how many failed on a
+    hidden case with no visible case run by the grader, and how many failed verdicts do not record it."""
     rows = []
     for part in PARTS:
         failed = [(s, s.verdicts[part]) for s in students if part in s.verdicts and s.verdicts[part].status == "failed"
                   and part not in s.not_tried]
         if not failed:
             continue
-        hidden = sorted(s.id for s, v in failed if v.failed_on == "hidden")
+        hidden = sorted(s.id for s, v in failed if v.failed_on == "hidden" and v.visible_passed is True)
         rows.append({"part": part, "failed": len(failed), "hidden_only": len(hidden), "students": hidden,
-                     "not_recorded": sum(v.failed_on is None for _, v in failed)})
+                     "no_visible_run": sum(v.failed_on == "hidden" and v.visible_passed is False for _, v in failed),
+                     "not_recorded": sum(v.failed_on is None or (v.failed_on == "hidden" and v.visible_passed is None)
+                                         for _, v in failed)})
     return rows
 
 
@@ -279,32 +288,58 @@ def written_table(students: list[Student]) -> list[dict]:
 
 
 def copy_tables(root: Path, assignment: str, students: list[Student]) -> tuple[list[dict], list[dict], list[dict], str]:
-    """(pairs of students, students against course_lib, groups sharing common code, a note) from
-    :mod:`.similarity`."""
+    """(pairs of students, students against a public solution, groups that share one cell, a note) from
+    :mod:`.similarity`: every solution cell and written answer against course_lib, the model solution
+    and the model answers (the source notebook's cells, under ``notebooks/`` or ``source/``), and
+    against the class; only the released notebook's text is subtracted, so a cell many students share
+    stays flagged, with how many share it."""
     from . import similarity
     try:                             # the autograded notebooks' solution cells: the submitted ones, read once
         release = next(iter(sorted((root / "release" / assignment).glob("*.ipynb"))), None)
         skeleton = similarity.skeletons(similarity._read(release)) if release else {}
-        matches = similarity.compare({s.id: s.cells for s in students if s.cells}, skeleton)
+        sources = [root / folder / assignment / release.name for folder in ("notebooks", "source")] if release else []
+        source = next((p for p in sources if p.is_file()), None)
+        model = similarity.solutions(similarity._read(source)) if source else None
+        cells = {s.id: s.cells for s in students if s.cells}
+        matches = similarity.compare(cells, skeleton, model)
         skipped = {s.id: "no autograded notebook" for s in students if not s.cells}
     except Exception as e:                                        # noqa: BLE001 (a report without copies, said so)
         return [], [], [], f" The similarity report failed: {type(e).__name__}: {e}."
-    pairs, library, groups = {}, [], defaultdict(list)
+    pairs, library, groups = {}, [], defaultdict(set)
     for m in matches:
         if not m.flagged:
             continue
-        if m.other == "course_lib":
-            library.append({"student": m.student, "part": m.part, "score": m.score})
-        elif m.other.startswith(similarity.COMMON):
-            groups[m.part].append((m.student, m.other))
+        if m.other in similarity.PUBLIC:
+            library.append({"student": m.student, "part": m.part, "other": m.other, "score": m.score,
+                            "shared": m.shared})
+            groups[(m.part, m.other)].add(m.student)
         else:
             key = (*sorted((m.student, m.other)), m.part)
-            pairs[key] = max(pairs.get(key, 0.0), m.score)
-    pair_rows = [{"student": a, "other": b, "part": p, "score": sc} for (a, b, p), sc in sorted(pairs.items())]
+            pairs[key] = (max(pairs.get(key, (0.0, 0))[0], m.score), m.shared)
+    pair_rows = [{"student": a, "other": b, "part": p, "score": sc, "shared": n}
+                 for (a, b, p), (sc, n) in sorted(pairs.items())]
+    clusters: dict = defaultdict(lambda: defaultdict(set))        # part -> union-find root -> students
+    parent: dict = {}
+
+    def root_of(x):
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+    for a, b, p in pairs:
+        parent[root_of((p, a))] = root_of((p, b))
+    for (p, s) in list(parent):
+        clusters[p][root_of((p, s))].add(s)
+    size = len(cells)
+    group_rows = [{"part": p, "label": f"{other} ({len(who)} of {size} students)", "students": sorted(who)}
+                  for (p, other), who in sorted(groups.items())]
+    group_rows += [{"part": p, "label": f"one cell ({len(who)} of {size} students)", "students": sorted(who)}
+                   for p in sorted(clusters) for who in sorted(clusters[p].values(), key=sorted)]
     note = "".join(f" Not compared: {s} ({why})." for s, why in sorted(skipped.items()))
-    group_rows = [{"part": p, "label": Counter(label for _, label in who).most_common(1)[0][0],
-                   "students": sorted(s for s, _ in who)} for p, who in sorted(groups.items())]
-    return pair_rows, sorted(library, key=lambda r: (r["student"], r["part"])), group_rows, note
+    if release and source is None:
+        note += (f" Not compared with the model solution: no source notebook {release.name} under notebooks/ or "
+                 f"source/{assignment}/.")
+    return (pair_rows, sorted(library, key=lambda r: (r["student"], r["part"], r["other"])),
+            sorted(group_rows, key=lambda r: (r["part"], -len(r["students"]), r["label"])), note)
 
 
 # ------------------------------------------------------------------ writing
@@ -346,15 +381,15 @@ def write_csvs(out: Path, data: dict) -> list[Path]:
     write("mistakes.csv", ["rank", "mistake", "students", "parts", "points_lost", "section", "student_ids"],
           [[i + 1, r["mistake"], r["count"], "; ".join(f"{p} ({n})" for p, n in r["parts"].items()),
             _number(r["points_lost"]), r["section"], " ".join(r["students"])] for i, r in enumerate(data["mistakes"])])
-    write("disagreements.csv", ["part", "failed", "visible_passed_hidden_failed", "not_recorded", "student_ids"],
-          [[r["part"], r["failed"], r["hidden_only"], r["not_recorded"], " ".join(r["students"])]
+    write("disagreements.csv", ["part", "failed", "visible_passed_hidden_failed", "hidden_failed_no_visible_run",
+                                "not_recorded", "student_ids"],
+          [[r["part"], r["failed"], r["hidden_only"], r["no_visible_run"], r["not_recorded"], " ".join(r["students"])]
            for r in data["disagreements"]])
     write("hints.csv", ["part", "records", *[f"rung_{i}" for i in range(MAX_RUNG + 1)], "not_recorded"],
           [[r["part"], r["records"], *r["rungs"], r["not_recorded"]] for r in data["hints"]])
-    write("copies.csv", ["student", "compared_with", "part", "score"],
-          [[r["student"], r["other"], r["part"], f"{r['score']:.2f}"] for r in data["pairs"]]
-          + [[r["student"], "course_lib", r["part"], f"{r['score']:.2f}"] for r in data["library"]]
-          + [[s, g["label"], g["part"], ""] for g in data["groups"] for s in g["students"]])
+    write("copies.csv", ["student", "compared_with", "part", "score", "students_sharing"],
+          [[r["student"], r["other"], r["part"], f"{r['score']:.2f}", r["shared"]] for r in data["pairs"]]
+          + [[r["student"], r["other"], r["part"], f"{r['score']:.2f}", r["shared"]] for r in data["library"]])
     write("written.csv", ["answer", "points", "graded", "pending", "score_distribution"],
           [[r["answer"], _number(r["points"]), r["graded"], r["pending"], _distribution(r["distribution"])]
            for r in data["written"]])

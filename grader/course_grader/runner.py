@@ -39,6 +39,7 @@ class PartResult:
     mistake: str = ""             # the failure's stable id (course_lib.grading.mistakes.IDS), "" when passed
     section: str = ""             # the lecture section that teaches it, or ""
     failed_on: str = ""           # "visible" | "hidden": the kind of case that failed, "" when none did
+    visible_passed: bool = False  # the grader ran visible cases and all passed (False: one failed, or none ran)
 
     @property
     def passed(self) -> bool:
@@ -52,7 +53,7 @@ class PartResult:
         """The verdict as the judge's process sent it (:meth:`as_dict`); unknown fields are ignored."""
         text = lambda key: str(d.get(key) or "")           # noqa: E731
         return cls(text("status"), text("message"), float(d.get("seconds") or 0.0), text("guard_tampered"),
-                   text("mistake"), text("section"), text("failed_on"))
+                   text("mistake"), text("section"), text("failed_on"), d.get("visible_passed") is True)
 
 
 def tampered(header) -> str:
@@ -360,7 +361,8 @@ def _judged(part: str, cases: list, wants: list, outcome: sandbox.Outcome) -> Pa
             return PartResult("failed", f"{part}: returned more results than its cases have outputs.",
                               outcome.seconds, mistake="results_unreadable")
         at = 0
-        for case, want, entry in zip(cases, wants, entries):
+        visible = sum(not c.hidden for c in cases)
+        for i, (case, want, entry) in enumerate(zip(cases, wants, entries)):
             keys = entry.get("keys", [])
             outputs = {str(k): arrays[at + i].astype("float64") for i, k in enumerate(keys)}
             at += len(keys)
@@ -368,7 +370,9 @@ def _judged(part: str, cases: list, wants: list, outcome: sandbox.Outcome) -> Pa
             found = judge(case, outputs, None if err is None else fixed_case_error(err), want=want)
             if found is not None:
                 return PartResult("failed", found.message, outcome.seconds, mistake=found.mistake,
-                                  section=found.section or "", failed_on="hidden" if found.hidden else "visible")
+                                  section=found.section or "", failed_on="hidden" if found.hidden else "visible",
+                                  # every visible case was judged before it and passed (a training part runs none)
+                                  visible_passed=found.hidden and 0 < visible == sum(not c.hidden for c in cases[:i]))
     except Exception as e:                                  # noqa: BLE001 (malformed results: the part's doing)
         return PartResult("failed", f"{part}: the results could not be read ({type(e).__name__}).", outcome.seconds,
                           mistake="results_unreadable")

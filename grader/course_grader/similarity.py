@@ -1,9 +1,10 @@
 """Which solutions look alike: a report for the instructor after autograding, never a penalty.
 
-It measures *containment*: how much of a student's solution cell is found elsewhere,
+It measures *containment*: how much of a student's solution cell (or written answer) is found elsewhere,
 
-* in the reference: **all of course_lib** (every module, the helpers the graded classes call
-  included), which is on every student's disk;
+* in the public solutions: **all of course_lib** (every module, the helpers the graded classes call
+  included), which is on every student's disk, and the exercise's **model solution** and **model
+  answers** (the source notebook's cells, public in the course's repository: :func:`solutions`);
 * in each other student's cell of the same part.
 
 The fingerprints are copydetect's (Stanford MOSS's winnowing, Schleimer, Wilkerson and Aiken,
@@ -20,14 +21,20 @@ but the seams, while the library's API names (``softmax``, ``masked_fill``) stay
 solutions apart. On the test corpus (14 honest styles, copies in four disguises) copydetect's own
 front end (k = 25 characters) left one honest pair at 0.79 and one disguised copy at 0.79, around
 any threshold, and took 20 s where this one takes about 1 s; this one keeps honest cells at most
-0.52 against course_lib and 0.68 against another student, and copies at 0.86 or more.
+0.52 against course_lib and 0.68 against another student, and copies at 0.86 or more. Before the
+tokens are fingerprinted, statements that have no effect are dropped (:func:`dead_spans`: ``pass``,
+bare expressions, assignments nothing reads, ``if False:`` ...), as winnowing tools drop whitespace:
+``pad = 0`` after every line of a copy cut every k-gram and hid it (issue 40). Written answers are
+fingerprinted as words (:func:`words`, :data:`PROSE_K` words a k-gram).
 
 A part is *flagged* when its containment reaches :data:`THRESHOLD` and the cell has at least
 :data:`MIN_TOKENS` tokens of its own covered by fingerprints (a one-line feed-forward network looks
-the same in every notebook). Between students, a fingerprint that more than :func:`common_limit`
-students share is common code (MOSS's ``-m``): it is no evidence between two of them, and a cell made
-mostly of it is flagged once, against "common code (N students)" (a leaked solution, or a group that
-shares one), rather than in N * (N - 1) / 2 pairs. A flag asks an instructor to look at two cells side by
+the same in every notebook); a cell under :data:`SMALL` tokens (a feed-forward network, which its
+contract mostly fixes) from :data:`SMALL_THRESHOLD`; a written answer from :data:`PROSE_THRESHOLD`
+with :data:`MIN_WORDS` words. Common code, subtracted, is only the released notebook's own text
+(:func:`skeletons`), never what many students share: a solution that a tenth or half of the class
+shares is flagged for each of them, with how many share it (issue 40: "49 of 49 flagged", relabelled
+common code, told the instructor nothing). A flag asks an instructor to look at two cells side by
 side; it decides nothing.
 
 Command line, in the course directory after autograding::
@@ -38,6 +45,7 @@ Command line, in the course directory after autograding::
 from __future__ import annotations
 
 import argparse
+import ast
 import builtins
 import csv
 import functools
@@ -49,6 +57,7 @@ import itertools
 import keyword
 import math
 import os
+import re
 import stat
 import sys
 import tokenize
@@ -58,6 +67,8 @@ from pathlib import Path
 
 import numpy as np
 
+from course_lib.grading.parts import PARTS
+
 from .runner import MAX_NOTEBOOK_BYTES, read_notebook, solution_sources
 from .submissions import plain_id
 
@@ -66,23 +77,275 @@ GUARANTEE = 20         # any run of this many shared tokens is found (copydetect
 WINDOW = GUARANTEE - K + 1
 THRESHOLD = 0.8        # a flag from this share of the cell's tokens found elsewhere on
 MIN_TOKENS = 60        # cells with fewer tokens of their own covered (a one-line FFN, the Reverser) are never flagged
+SMALL = 120            # cells with fewer tokens covered (a feed-forward network, which its contract mostly fixes) ...
+SMALL_THRESHOLD = 0.9  # ... are flagged from this share on (two honest ones reach 0.82)
 MAX_CHARS = 200_000    # of a cell compared (a solution is a few KB; a 20 MiB cell is cut, not compared whole)
 MAX_TOKENS = 20_000    # of a cell compared
+PROSE_K = 6            # words per k-gram of a written answer (a copied clause, not a shared phrase)
+PROSE_WINDOW = 3       # any run of 8 shared words is found
+PROSE_THRESHOLD = 0.5  # a written answer is flagged from this share on (honest: 0.0; one word in 8 changed: 0.56)
+MIN_WORDS = 40         # written answers with fewer words of their own covered are never flagged
+_WORD = re.compile(r"[^\W_]+")
 _KEEP = set(keyword.kwlist) | set(dir(builtins)) | {"self", "torch", "nn", "F", "np", "math"}
 _SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING,
          tokenize.ENDMARKER}
 
 
+# ------------------------------------------------------------------ statements with no effect
+
+#: calls that compute nothing the code keeps when their value is thrown away (a bare ``len(x)``, ``print(x)``)
+_PURE_CALLS = frozenset({"print", "len", "abs", "int", "float", "str", "bool", "repr", "type", "id", "hash",
+                         "isinstance", "min", "max", "sum", "round", "range", "list", "tuple", "dict", "set"})
+_EFFECTS = (ast.Call, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)
+
+
+def _has_effect(node: ast.AST) -> bool:
+    """Whether evaluating ``node`` could do anything but compute a value: it calls something, but for a
+    builtin of :data:`_PURE_CALLS` on arguments that call nothing."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call):
+            if not (isinstance(sub.func, ast.Name) and sub.func.id in _PURE_CALLS):
+                return True
+        elif isinstance(sub, _EFFECTS):
+            return True
+    return False
+
+
+def _targets(target: ast.AST) -> list | None:
+    """The names an assignment target binds (``self.pad``: ``pad``), or None when it changes something
+    else (``x[i] = ...``, ``other.attr = f()``)."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Attribute) and not _has_effect(target.value):
+        return [target.attr]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        names = [_targets(t) for t in target.elts]
+        return None if any(n is None for n in names) else [x for n in names for x in n]
+    if isinstance(target, ast.Starred):
+        return _targets(target.value)
+    return None
+
+
+def _binds(stmt: ast.stmt) -> list | None:
+    """The names a statement binds if binding them is all it does, else None."""
+    if isinstance(stmt, ast.Assign):
+        names = [_targets(t) for t in stmt.targets]
+        return None if any(n is None for n in names) else [x for n in names for x in n]
+    if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+        return _targets(stmt.target)
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return None if any(a.name == "*" for a in stmt.names) else [(a.asname or a.name).split(".")[0]
+                                                                   for a in stmt.names]
+    return None
+
+
+def _statements(tree: ast.Module) -> list:
+    """(statement, whether it is a definition to keep: a method, or a top-level function or class, which
+    another cell or the grader may call, the statement it is in or None) for every statement."""
+    out, todo = [], [(tree, None)]
+    while todo:
+        node, owner = todo.pop()
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            children = getattr(node, name, None)
+            for child in children if isinstance(children, list) else ():
+                if isinstance(child, ast.stmt):
+                    out.append((child, node is tree or isinstance(node, ast.ClassDef), owner))
+                    todo.append((child, len(out) - 1))
+                else:                                     # an except handler, a match case: its body
+                    todo.append((child, owner))
+    return out
+
+
+def _dead(stmt: ast.stmt, kept: bool, unread) -> bool:
+    """Whether ``stmt`` has no effect on what the cell computes (see :func:`dead_spans`)."""
+    if isinstance(stmt, ast.Pass):
+        return True
+    if isinstance(stmt, ast.Expr):
+        return not _has_effect(stmt.value)
+    if isinstance(stmt, (ast.If, ast.While)) and isinstance(stmt.test, ast.Constant):
+        return not stmt.test.value and not stmt.orelse       # if False: ..., while 0: ...
+    if isinstance(stmt, ast.Assert):
+        return isinstance(stmt.test, ast.Constant) and bool(stmt.test.value)
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return not kept and unread([stmt.name])               # a nested helper nothing calls
+    names = _binds(stmt)
+    return names is not None and unread(names)
+
+
+def _parsed(source: str):
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        pass
+    bare = "\n".join(" " * len(line) if line.lstrip()[:1] in ("%", "!") else line for line in source.split("\n"))
+    try:
+        return ast.parse(bare)                                # IPython's magics blanked, the lines kept
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+_ASSIGN = frozenset({"=", ":", ",", "+=", "-=", "*=", "/=", "//=", "%=", "**=", "@=", "&=", "|=", "^=", ">>=", "<<="})
+_CONSTANT_TESTS = frozenset({"True", "False", "None"})
+
+
+def _suspect(toks: list) -> bool:
+    """Whether ``toks`` may hold a statement :func:`dead_spans` drops: a logical line that is ``pass``, a
+    bare expression, a constant test, an import, a bare ``print``, a nested ``def``, or a name that
+    occurs only where a statement binds it (``pad = 0`` after every line). Most honest cells have none
+    and are not parsed (parsing is most of the cost of dropping dead code)."""
+    uses = Counter(t.string for t in toks if t.type == tokenize.NAME)
+    bound: Counter = Counter()
+    line: list = []
+    for t in [*toks, None]:
+        if t is None or t.type in (tokenize.NEWLINE, tokenize.ENDMARKER) or (t.type == tokenize.OP and t.string == ";"):
+            if line and _suspect_line(line, uses, bound):
+                return True
+            line = []
+        elif t.type not in _SKIP:
+            line.append(t)
+    return any(uses[n] <= k for n, k in bound.items())
+
+
+def _suspect_line(line: list, uses: Counter, bound: Counter) -> bool:
+    """Whether one logical line may be dead by itself; counts the names it binds in ``bound``."""
+    words = [t.string for t in line]
+    first = words[0]
+    if "pass" in words or first in ("import", "from", "assert"):
+        return True
+    if first in ("if", "elif") and len(line) > 1 and (line[1].type == tokenize.NUMBER or words[1] in _CONSTANT_TESTS):
+        return True
+    if first == "while" and len(words) > 1 and words[1] in ("0", "False", "None"):
+        return True
+    if first in ("def", "class") and len(words) > 1 and line[0].start[1] > 0 and words[1] != "forward":
+        bound[words[1]] += not words[1].startswith("__")         # perhaps a nested helper nothing calls
+        return False
+    if first in _PURE_CALLS and len(words) > 1 and words[1] == "(":
+        return True
+    if len(line) == 1 and line[0].type == tokenize.STRING:
+        return False                                   # a docstring: normalize drops it anyway
+    binding = [i for i, w in enumerate(words) if w in _ASSIGN and w != ","]
+    if (first in _CONSTANT_TESTS or not keyword.iskeyword(first)) and "(" not in words and not binding:
+        return True                                    # a bare expression that calls nothing
+    depth, last = 0, -1
+    for i, t in enumerate(line):                       # the last binding operator outside brackets
+        if t.type == tokenize.OP:
+            depth += (t.string in "([{") - (t.string in ")]}")
+            if depth == 0 and t.string in _ASSIGN and t.string != "," and (t.string != ":" or i in (1, 3)):
+                last = i
+    depth = 0
+    for t in line[:max(last, 0)]:                      # the names it binds (self.pad: pad)
+        if t.type == tokenize.OP:
+            depth += (t.string in "([{") - (t.string in ")]}")
+        elif depth == 0 and t.type == tokenize.NAME and not keyword.iskeyword(t.string):
+            bound[t.string] += 1
+    return False
+
+
+def dead_spans(source: str, toks: list) -> list[tuple]:
+    """The spans ``((row, col), (row, col))`` (tokenize's positions) of the statements of ``source`` that
+    have no effect: ``pass``; an expression statement that calls nothing (a docstring, a bare name, a
+    constant, a ``print`` or ``len`` of such); an assignment or import whose names appear nowhere else in
+    the cell (``pad = 0``, ``self.pad = 0``, ``_ = x``); ``if False:`` and ``while 0:`` blocks,
+    ``assert True``; a nested function or class that nothing names (top-level ones and methods stay:
+    another cell or the grader calls them); and the header of ``if True:`` wrapped around code.
+    Repeated while something goes (an assignment read only by a dead one goes too).
+
+    Winnowing tools drop whitespace and names before fingerprinting because they change nothing that
+    runs; these statements change nothing either, and a dead line after every line of a copied cell
+    cuts every k-gram of it. "Read" is counted on ``toks`` (the cell's tokens): a name is read if it
+    occurs more often than statements that only bind it bind it (a keyword argument, an attribute
+    loaded, a string naming it count as reads; ``pad += 1`` binds). A cell Python cannot parse (but for
+    IPython's magics) has no dead span."""
+    if not _suspect(toks):
+        return []
+    tree = _parsed(source)
+    if tree is None:
+        return []
+    lines = source.split("\n")
+
+    def pos(row, col):                                 # ast's column is in UTF-8 bytes, tokenize's in characters
+        line = lines[row - 1] if 0 < row <= len(lines) else ""
+        return (row, col if line.isascii() else len(line.encode("utf-8", "surrogatepass")[:col].decode(
+            "utf-8", "ignore")))
+    stmts = _statements(tree)
+    binds = [_binds(s) for s, _, _ in stmts]
+    dropped = [False] * len(stmts)
+    spans: list = []
+    for _ in range(8):
+        for i, (_, _, owner) in enumerate(stmts):          # a statement inside a dropped one is dropped
+            dropped[i] = dropped[i] or (owner is not None and dropped[owner])
+        spans = sorted((pos(s.lineno, s.col_offset), pos(s.end_lineno, s.end_col_offset))
+                       for (s, _, owner), gone in zip(stmts, dropped) if gone and (owner is None or not dropped[owner]))
+        uses: Counter = Counter()
+        for t in _outside(toks, spans):
+            if t.type == tokenize.NAME:
+                uses[t.string] += 1
+            elif t.type == tokenize.STRING and t.string.strip("'\"rRbBuUfF").isidentifier():
+                uses[t.string.strip("'\"rRbBuUfF")] += 1          # getattr(self, "w_q")
+        bound: Counter = Counter()
+        for (s, _, _), names, gone in zip(stmts, binds, dropped):
+            if not gone:
+                bound.update(names or ([s.name] if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                     ast.ClassDef)) else []))
+
+        def unread(names, uses=uses, bound=bound):
+            return all(uses[n] <= bound[n] for n in names)     # every use of it binds it
+        changed = False
+        for i, (stmt, kept, _) in enumerate(stmts):
+            if not dropped[i] and _dead(stmt, kept, unread):
+                dropped[i] = changed = True
+        if not changed:
+            break
+    spans += [(pos(s.lineno, s.col_offset), pos(s.body[0].lineno, s.body[0].col_offset))   # if True: around code
+              for (s, _, _), gone in zip(stmts, dropped)
+              if not gone and isinstance(s, ast.If) and isinstance(s.test, ast.Constant) and s.test.value
+              and not s.orelse]
+    return sorted(spans)
+
+
+def _outside(toks: list, spans: list) -> list:
+    """``toks`` but those that start inside one of ``spans`` (sorted)."""
+    if not spans:
+        return toks
+    out, i = [], 0
+    for t in toks:                                      # the spans do not overlap
+        while i < len(spans) and spans[i][1] <= t.start:
+            i += 1
+        if i == len(spans) or t.start < spans[i][0]:
+            out.append(t)
+    return out
+
+
+def _tokens(source: str, max_tokens: int) -> list:
+    return [t for t in itertools.islice(tokenize.generate_tokens(io.StringIO(source).readline), max_tokens)
+            if t.type != tokenize.ERRORTOKEN]
+
+
+def without_dead_code(source: str) -> str:
+    """``source`` with the statements of :func:`dead_spans` blanked out (their characters made spaces)."""
+    try:
+        toks = _tokens(source, MAX_TOKENS * 100)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return source
+    lines = source.split("\n")
+    for (r0, c0), (r1, c1) in dead_spans(source, toks):
+        for r in range(r0, r1 + 1):
+            line = lines[r - 1]
+            start, end = (c0 if r == r0 else 0), (c1 if r == r1 else len(line))
+            lines[r - 1] = line[:start] + " " * (end - start) + line[end:]
+    return "\n".join(lines)
+
 def normalize(source: str, max_chars: int = MAX_CHARS, max_tokens: int = MAX_TOKENS) -> list[str]:
-    """The cell's tokens without comments, docstrings or layout, the names the student chose as ``ID``
-    (keyword arguments, keywords, builtins and the library's names stay). Linear in the cell, which
-    is cut at :data:`MAX_CHARS` characters and :data:`MAX_TOKENS` tokens (a solution has a few hundred)."""
+    """The cell's tokens without comments, docstrings, layout or statements that have no effect
+    (:func:`without_dead_code`), the names the student chose as ``ID`` (keyword arguments, keywords,
+    builtins and the library's names stay). About linear in the cell, which is cut at :data:`MAX_CHARS`
+    characters and :data:`MAX_TOKENS` tokens (a solution has a few hundred)."""
     source = source[:max_chars]
     try:
-        toks = [t for t in itertools.islice(tokenize.generate_tokens(io.StringIO(source).readline), max_tokens)
-                if t.type != tokenize.ERRORTOKEN]
+        toks = _tokens(source, max_tokens)
     except (tokenize.TokenError, IndentationError, SyntaxError):
         return source.split()[:max_tokens]
+    toks = _outside(toks, dead_spans(source, toks))
     nexts: list = [None] * len(toks)               # the next token that is not a line break or a comment
     after = None
     for i in range(len(toks) - 1, -1, -1):
@@ -114,17 +377,54 @@ def normalize(source: str, max_chars: int = MAX_CHARS, max_tokens: int = MAX_TOK
     return out
 
 
+def answer_sources(nb) -> dict[str, str]:
+    """The written answers (markdown cells an instructor grades, Part 9's ``answer_*``), by grade_id."""
+    found = {}
+    for cell in nb["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        gid = meta.get("grade_id")
+        if cell.get("cell_type") == "markdown" and meta.get("solution") and isinstance(gid, str) and gid not in PARTS:
+            src = cell.get("source", "")
+            found[gid] = "".join(src) if isinstance(src, list) else str(src)
+    return found
+
+
+def cells_of(nb) -> dict[str, str]:
+    """What is compared of a notebook: its solution cells (code) and its written answers (prose)."""
+    return {**solution_sources(nb), **answer_sources(nb)}
+
+
+def _without_solutions(text: str) -> str:
+    keep, inside = [], False
+    for line in text.split("\n"):
+        inside = (inside or line.strip() == "### BEGIN SOLUTION") and line.strip() != "### END SOLUTION"
+        if not inside and line.strip() != "### END SOLUTION":
+            keep.append(line)
+    return "\n".join(keep)
+
+
 def skeletons(source_nb) -> dict[str, str]:
-    """The released text of each solution cell: the source's cell without its solution blocks."""
-    out = {}
-    for part, text in solution_sources(source_nb).items():
-        keep, inside = [], False
-        for line in text.split("\n"):
-            inside = (inside or line.strip() == "### BEGIN SOLUTION") and line.strip() != "### END SOLUTION"
-            if not inside and line.strip() != "### END SOLUTION":
-                keep.append(line)
-        out[part] = "\n".join(keep)
-    return out
+    """The released text of each solution cell and written answer: the source's cell without its
+    solution blocks (what every student receives; the only code or text subtracted as common)."""
+    return {part: _without_solutions(text) for part, text in cells_of(source_nb).items()}
+
+
+def solutions(source_nb) -> dict[str, str]:
+    """The model solution and the model written answers: the source notebook's cells, markers dropped
+    (the source notebook is public in the course's repository)."""
+    return {part: "\n".join(line for line in text.split("\n")
+                            if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION"))
+            for part, text in cells_of(source_nb).items()}
+
+
+def is_prose(part: str) -> bool:
+    """A written answer (compared as words), not a code part."""
+    return part not in PARTS
+
+
+def words(text: str, max_chars: int = MAX_CHARS, max_tokens: int = MAX_TOKENS) -> list[str]:
+    """A written answer's words and numbers, lower case (markdown's marks, punctuation and layout dropped)."""
+    return _WORD.findall(text[:max_chars].lower())[:max_tokens]
 
 
 @functools.cache
@@ -136,19 +436,19 @@ def _code(token: str) -> int:
 _BASE = np.uint64(1_000_003)
 
 
-def kgram_hashes(tokens: list[str]) -> np.ndarray:
+def kgram_hashes(tokens: list[str], k: int = K) -> np.ndarray:
     """The hash of every k-gram of ``tokens`` (a polynomial of the tokens' codes, modulo 2**64), stable
     across processes and runs: copydetect's ``hashed_kgrams`` on one symbol per token, minus the salt."""
     codes = np.array([_code(t) for t in tokens], dtype=np.uint64)
-    n = len(codes) - K + 1
+    n = len(codes) - k + 1
     out = np.zeros(max(n, 0), dtype=np.uint64)
     with np.errstate(over="ignore"):
-        for j in range(K):
+        for j in range(k):
             out = out * _BASE + codes[j:j + n]
     return out.view(np.int64)
 
 
-def winnow(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def winnow(hashes: np.ndarray, window: int = WINDOW) -> tuple[np.ndarray, np.ndarray]:
     """(the hashes selected, their positions): copydetect 0.5.0's robust winnowing over windows of
     :data:`WINDOW` (``copydetect.utils.winnow(hashes, WINDOW, remove_duplicates=False)`` with its Python
     ``_winnow``), step for step, on Python floats where copydetect keeps a numpy float buffer (the same
@@ -156,18 +456,18 @@ def winnow(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     pyplot (0.6 to 0.9 s a process) and its numpy buffer took 0.25 ms a cell;
     tests/grading/test_report_shortcuts.py checks it against copydetect's."""
     selected: list[int] = []
-    buffer = [math.inf] * WINDOW
+    buffer = [math.inf] * window
     r = low = 0                                # the newest value's slot, the slot of the window's minimum
     for i, value in enumerate(hashes.astype(np.float64).tolist()):
-        r = (r + 1) % WINDOW
+        r = (r + 1) % window
         buffer[r] = value
         if low == r:                           # the minimum left the window: the rightmost minimum of it
-            j = (r - 1) % WINDOW
+            j = (r - 1) % window
             while j != r:
                 if buffer[j] < buffer[low]:
                     low = j
-                j = (j - 1) % WINDOW
-            selected.append(i - ((r - low) % WINDOW))
+                j = (j - 1) % window
+            selected.append(i - ((r - low) % window))
         elif value < buffer[low]:
             low = r
             selected.append(i)
@@ -181,14 +481,18 @@ class Print:
     hashes: set
     where: dict            # hash -> [token index, ...]
     coverage: int          # tokens covered by the fingerprints (copydetect's token coverage)
+    k: int = K             # tokens per k-gram
 
 
-def fingerprint(source: str, boilerplate=(), limit: bool = True) -> Print:
-    """The fingerprints of ``source`` without those of ``boilerplate`` (hashes), copydetect's winnowing."""
-    tokens = normalize(source) if limit else normalize(source, MAX_CHARS * 100, MAX_TOKENS * 100)
-    if len(tokens) < K:
-        return Print(set(), {}, 0)
-    hashes, where = winnow(kgram_hashes(tokens))                                        # copydetect's winnowing
+def fingerprint(source: str, boilerplate=(), limit: bool = True, prose: bool = False) -> Print:
+    """The fingerprints of ``source`` without those of ``boilerplate`` (hashes), copydetect's winnowing;
+    ``prose``: a written answer, fingerprinted as words (:data:`PROSE_K` words a k-gram)."""
+    cut = (MAX_CHARS, MAX_TOKENS) if limit else (MAX_CHARS * 100, MAX_TOKENS * 100)
+    tokens = words(source, *cut) if prose else normalize(source, *cut)
+    k, window = (PROSE_K, PROSE_WINDOW) if prose else (K, WINDOW)
+    if len(tokens) < k:
+        return Print(set(), {}, 0, k)
+    hashes, where = winnow(kgram_hashes(tokens, k), window)                             # copydetect's winnowing
     if len(boilerplate):
         keep = ~np.isin(hashes, np.fromiter(boilerplate, dtype=np.int64, count=len(boilerplate)))
         hashes, where = hashes[keep], where[keep]
@@ -196,7 +500,7 @@ def fingerprint(source: str, boilerplate=(), limit: bool = True) -> Print:
     for h, i in zip(hashes.tolist(), where.tolist()):
         index.setdefault(h, []).append(i)
     # copydetect's get_token_coverage: the tokens that the k-grams starting at the positions kept cover
-    return Print(set(index), index, copied_tokens(sorted(where.tolist())) if len(where) else 0)
+    return Print(set(index), index, copied_tokens(sorted(where.tolist()), k) if len(where) else 0, k)
 
 
 def containment(mine: Print, hashes: set) -> float:
@@ -206,21 +510,21 @@ def containment(mine: Print, hashes: set) -> float:
     shared = mine.hashes & hashes
     if not shared:
         return 0.0
-    return copied_tokens(sorted(i for h in shared for i in mine.where[h])) / mine.coverage
+    return copied_tokens(sorted(i for h in shared for i in mine.where[h]), mine.k) / mine.coverage
 
 
-def copied_tokens(starts: list[int]) -> int:
+def copied_tokens(starts: list[int], k: int = K) -> int:
     """The tokens covered by the k-grams starting at ``starts`` (sorted): copydetect's
     ``find_fingerprint_overlap`` and ``get_copied_slices``, summed, in plain Python (a cell has a few
     dozen fingerprints, where numpy's per-call cost is most of the time). A k-gram starting within
     ``K - 1`` tokens of the previous one continues its slice; a slice ends ``K`` tokens after its last."""
     total, first, last = 0, starts[0], starts[0]
     for i in starts[1:]:
-        if i - last > K - 1:
-            total += last + K - first
+        if i - last > k - 1:
+            total += last + k - first
             first = i
         last = i
-    return total + last + K - first
+    return total + last + k - first
 
 
 def reference_files() -> list[Path]:
@@ -242,95 +546,155 @@ def reference_hashes() -> frozenset:
     return _reference_hashes(tuple(str(p) for p in reference_files()))
 
 
-def common_limit(students: int) -> int:
-    """A fingerprint in more than this many students' cells of a part is common code, not a copy."""
-    return max(8, students // 10)
+LIBRARY = "course_lib"           # the "other" of a match against course_lib's modules
+MODEL = "model solution"         # ... against the exercise's model solution (the source notebook's cells)
+MODEL_ANSWER = "model answer"    # ... against its model written answers (Part 9)
+PUBLIC = (LIBRARY, MODEL, MODEL_ANSWER)
+CANDIDATES = 3                   # other students compared exactly, per student and part: those sharing most
+HOLDERS_COUNTED = 64             # distinct cells counted per fingerprint when looking for the closest other student
 
 
 @dataclass
 class Match:
     student: str
     part: str
-    other: str            # "course_lib" or another student's id
+    other: str            # one of PUBLIC, or another student's id
     score: float          # containment, 0 .. 1
     size: int             # the student's own tokens covered by fingerprints in this part
+    shared: int = 0       # flagged: how many students of the class share this cell (the student included)
 
     @property
     def flagged(self) -> bool:
-        return self.score >= THRESHOLD and self.size >= MIN_TOKENS
+        if is_prose(self.part):
+            return self.score >= PROSE_THRESHOLD and self.size >= MIN_WORDS
+        return self.score >= (THRESHOLD if self.size >= SMALL else SMALL_THRESHOLD) and self.size >= MIN_TOKENS
 
 
-COMMON = "common code"    # the "other" of a match against the code that more than common_limit students share
-CANDIDATES = 3            # other students compared exactly, per student and part: those sharing most fingerprints
+def _public(skeleton: dict, solutions: dict | None, boiler: dict) -> dict:
+    """{part: [(label, hashes)]}: what each part is compared with besides the class."""
+    out: dict = defaultdict(list)
+    model = {p: fingerprint(text, boiler.get(p, ()), limit=False, prose=is_prose(p)).hashes
+             for p, text in (solutions or {}).items()}
+    for part in set(skeleton) | set(model) | set(PARTS):
+        if not is_prose(part):
+            out[part].append((LIBRARY, reference_hashes()))
+        if model.get(part):
+            out[part].append((MODEL_ANSWER if is_prose(part) else MODEL, frozenset(model[part])))
+    return out
 
 
-def compare(submissions: dict[str, dict[str, str]], skeleton: dict[str, str] | None = None) -> list[Match]:
-    """For each student and part: containment in course_lib, and the closest other student (the larger
-    of the two containments, so that both sides of a copy are flagged). ``submissions``:
-    {student: {part: source}}.
+def compare(submissions: dict[str, dict[str, str]], skeleton: dict[str, str] | None = None,
+            solutions: dict[str, str] | None = None) -> list[Match]:
+    """For each student and part: containment in course_lib (code) and in the model solution or model
+    answer of the part (``solutions``, the source notebook's cells: :func:`solutions`), and the closest
+    other student (the larger of the two containments, so that both sides of a copy are flagged).
+    ``submissions``: {student: {part: source}}; ``skeleton``: {part: the released cell}, the only text
+    subtracted as common (:func:`skeletons`).
 
-    Linear in the class: other students are found through an index of fingerprints (each of which
-    names at most :func:`common_limit` students), and only the :data:`CANDIDATES` that share most are
-    compared."""
+    Nothing the students share is subtracted: a solution that half the class typed is flagged for
+    every one of them, and each flag says how many students share the cell (``Match.shared``: the
+    students flagged together, through any chain of flags, on that part; against a public solution,
+    the students flagged against it on that part). A cell flagged against a public solution is not
+    compared with the class (its look-alikes copied the same public solution, and are flagged too).
+
+    About linear in the class: identical cells (after normalising) are fingerprinted and compared once,
+    other cells are found through an index of fingerprints (counting at most :data:`HOLDERS_COUNTED`
+    cells per fingerprint), and only the :data:`CANDIDATES` that share most are compared exactly."""
     skeleton = skeleton or {}
-    boiler = {p: fingerprint(text).hashes for p, text in skeleton.items()}
+    boiler = {p: fingerprint(text, prose=is_prose(p)).hashes for p, text in skeleton.items()}
+    public = _public(skeleton, solutions, boiler)
     made: dict = {}                       # (part, source) -> Print: a cell the class shares is fingerprinted once
 
     def print_of(part, source):
         key = (part, source)
         if key not in made:
-            made[key] = fingerprint(source, boiler.get(part, ()))
+            made[key] = fingerprint(source, boiler.get(part, ()), prose=is_prose(part))
         return made[key]
     prints = {s: {p: print_of(p, src) for p, src in parts.items()} for s, parts in submissions.items()}
-    library = reference_hashes()
-    limit = common_limit(len(submissions))
     matches = []
     for part in sorted({p for parts in prints.values() for p in parts}):
         mine = {s: parts[part] for s, parts in prints.items() if part in parts and parts[part].coverage}
+        kinds: dict = {}                  # the same fingerprints -> the students with them
+        for s, pr in mine.items():
+            kinds.setdefault((frozenset(pr.hashes), pr.coverage), []).append(s)
+        reps = list(kinds.values())       # one student per kind of cell
         holders = defaultdict(list)
-        for s, pr in mine.items():
-            for h in pr.hashes:
-                holders[h].append(s)
-        rare = {h for h, who in holders.items() if len(who) <= limit}
-        common = set(holders) - rare
-        for s, pr in mine.items():
-            matches.append(Match(s, part, "course_lib", containment(pr, library), pr.coverage))
-            shared_widely = pr.hashes & common
-            score = containment(pr, shared_widely) if shared_widely else 0.0
-            if score * pr.coverage >= 2 * MIN_TOKENS:   # a long cell many students share (obvious short code is not)
-                many = int(np.median([len(holders[h]) for h in shared_widely]))    # typical, not the skeleton's seams
-                matches.append(Match(s, part, f"{COMMON} ({many} students)", score, pr.coverage))
-            shared = Counter(o for h in pr.hashes & rare for o in holders[h] if o != s)
+        for g, who in enumerate(reps):
+            for h in mine[who[0]].hashes:
+                holders[h].append(g)
+        for g, who in enumerate(reps):
+            pr = mine[who[0]]
+            found = [Match(who[0], part, label, containment(pr, hashes), pr.coverage) for label, hashes in public[part]]
+            public_copy = any(m.flagged for m in found)   # listed against the public solution, not in pairs too
             best = None
-            for other, _ in shared.most_common(CANDIDATES):
-                theirs = mine[other]
-                score = max(containment(pr, theirs.hashes & rare), containment(theirs, pr.hashes & rare))
-                size = min(pr.coverage, theirs.coverage)
-                if best is None or score > best.score:
-                    best = Match(s, part, other, score, size)
-            if best is not None:
-                matches.append(best)
+            if public_copy:
+                pass
+            elif len(who) > 1:            # the same cell as another student's
+                best = Match(who[0], part, who[1], 1.0, pr.coverage)
+            else:
+                shared = Counter(o for h in pr.hashes for o in holders[h][:HOLDERS_COUNTED] if o != g)
+                for other, _ in shared.most_common(CANDIDATES):
+                    theirs = mine[reps[other][0]]
+                    score = max(containment(pr, theirs.hashes), containment(theirs, pr.hashes))
+                    if best is None or score > best.score:
+                        best = Match(who[0], part, reps[other][0], score, min(pr.coverage, theirs.coverage))
+            for s in who:
+                for m in found:
+                    matches.append(Match(s, part, m.other, m.score, m.size))
+                if best is not None:
+                    other = best.other if best.other != s else who[0]
+                    matches.append(Match(s, part, other, best.score, best.size))
+        _count_sharing([m for m in matches if m.part == part])
     return matches
 
 
+def _count_sharing(matches: list[Match]) -> None:
+    """Set ``shared`` on the flagged matches of one part: against a public solution, how many students are
+    flagged against it; between students, the size of the group the flags join (union-find)."""
+    parent: dict = {}
+
+    def root(x):
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+    public = Counter()
+    for m in matches:
+        if not m.flagged:
+            continue
+        if m.other in PUBLIC:
+            public[m.other] += 1
+        else:
+            parent[root(m.student)] = root(m.other)
+    size = Counter(root(x) for x in list(parent))
+    for m in matches:
+        if m.flagged:
+            m.shared = public[m.other] if m.other in PUBLIC else size[root(m.student)]
+
+
 def table(matches: list[Match]) -> str:
-    """One line per student: the highest scores against course_lib and another student, the flags."""
-    lines = [f"{'student':<24} {'vs course_lib':>13} {'vs a student':>13}  flagged (look at these cells)"]
-    for student in sorted({m.student for m in matches}):
-        mine = [m for m in matches if m.student == student]
-        lib = max((m.score for m in mine if m.other == "course_lib"), default=0.0)
-        peer = max((m.score for m in mine if m.other != "course_lib"), default=0.0)
-        flags = ", ".join(f"{m.part} ~ {m.other} ({m.score:.0%})" for m in mine if m.flagged) or "-"
-        lines.append(f"{student:<24} {lib:>13.0%} {peer:>13.0%}  {flags}")
+    """One line per student: the highest scores against the public solutions and another student, the flags."""
+    lines = [f"{'student':<24} {'vs public':>10} {'vs a student':>13}  flagged (look at these cells)"]
+    by_student = defaultdict(list)
+    for m in matches:
+        by_student[m.student].append(m)
+    for student in sorted(by_student):
+        mine = by_student[student]
+        lib = max((m.score for m in mine if m.other in PUBLIC), default=0.0)
+        peer = max((m.score for m in mine if m.other not in PUBLIC), default=0.0)
+        flags = ", ".join(f"{m.part} ~ {m.other} ({m.score:.0%}; {m.shared} students share it)"
+                          for m in mine if m.flagged) or "-"
+        lines.append(f"{student:<24} {lib:>10.0%} {peer:>13.0%}  {flags}")
     return "\n".join(lines)
 
 
 def write_csv(matches: list[Match], path) -> None:
     with open(path, "w", newline="") as f:
         out = csv.writer(f)
-        out.writerow(["student", "part", "compared_with", "score", "tokens", "flagged"])
+        out.writerow(["student", "part", "compared_with", "score", "tokens", "flagged", "students_sharing"])
         for m in matches:
-            out.writerow([m.student, m.part, m.other, f"{m.score:.3f}", m.size, int(m.flagged)])
+            out.writerow([m.student, m.part, m.other, f"{m.score:.3f}", m.size, int(m.flagged),
+                          m.shared if m.flagged else ""])
 
 
 def _read(path):
@@ -355,7 +719,7 @@ def _load(notebooks: dict) -> tuple[dict, dict]:
         try:
             if isinstance(nb, tuple):
                 raise ValueError(nb[1])
-            subs[student] = solution_sources(_read(nb) if isinstance(nb, (str, Path)) else nb)
+            subs[student] = cells_of(_read(nb) if isinstance(nb, (str, Path)) else nb)
         except ValueError as e:
             skipped[student] = str(e)
         except Exception as e:                             # noqa: BLE001 (not a notebook: skipped, reported)
@@ -376,14 +740,16 @@ def summary(notebooks, source=None, csv_path=None) -> str:
         return report(Path(d.root), source, Path(d.root) / d.source_directory / source, d.submitted_directory,
                       csv_path)[0]
     subs, skipped = _load(notebooks)
-    skeleton = skeletons(_read(source) if isinstance(source, (str, Path)) else source) if source is not None else {}
-    matches = compare(subs, skeleton)
+    source = (_read(source) if isinstance(source, (str, Path)) else source) if source is not None else None
+    matches = compare(subs, skeletons(source), solutions(source)) if source is not None else compare(subs)
     if csv_path is not None:
         write_csv(matches, csv_path)
     flagged = sorted({m.student for m in matches if m.flagged})
     return (table(matches) + f"\n\n{len(flagged)} of {len(subs)} submissions have flagged parts "
-            f"(>= {THRESHOLD:.0%} of a cell's tokens found elsewhere, fingerprinted after renaming; a flag is a "
-            "reason to look, not a verdict)."
+            f"(>= {THRESHOLD:.0%} of a cell's tokens found in course_lib, the model solution or answers, or "
+            "another student's cell, fingerprinted after renaming and dropping statements with no effect; a "
+            "flag is a reason to look, not a verdict)."
+            + ("" if source is not None else "\nnot compared with the model solution: no source notebook found")
             + "".join(f"\nnot compared: {s}: {why}" for s, why in sorted(skipped.items())))
 
 

@@ -251,18 +251,23 @@ def test_the_mistakes_are_counted_as_planted(graded):
 def test_every_copy_is_listed_and_no_one_else(graded):
     _, out, _ = graded
     rows = _rows(out / "copies.csv")
-    groups = [r for r in rows if r["compared_with"].startswith("common code")]
-    rows = [r for r in rows if r not in groups]
-    pairs = {frozenset((r["student"], r["compared_with"])) for r in rows if r["compared_with"] != "course_lib"}
+    public = [r for r in rows if r["compared_with"] in ("course_lib", "model solution", "model answer")]
+    rows = [r for r in rows if r not in public]
+    pairs = {frozenset((r["student"], r["compared_with"])) for r in rows}
     assert pairs == {frozenset((s, of)) for s, (of, _) in COPIES.items()}
-    parts = Counter(frozenset((r["student"], r["compared_with"])) for r in rows if r["compared_with"] != "course_lib")
+    parts = Counter(frozenset((r["student"], r["compared_with"])) for r in rows)
     assert all(n >= 4 for n in parts.values()), parts                 # the copied parts with code of their own
-    assert [(r["student"], r["part"]) for r in rows if r["compared_with"] == "course_lib"] == [LIBRARY_COPY]
-    # the students built on the source notebook's solution share it: one group per part, no pairs
+    assert all(r["students_sharing"] == "2" for r in rows), rows
+    assert [(r["student"], r["part"]) for r in public if r["compared_with"] == "course_lib"] == [LIBRARY_COPY]
+    # the students built on the source notebook's solution (public in the repository) copied the model
+    # solution: each is flagged against it, with how many did (issue 40: no longer "common code")
     for part in ("multi_head_attention", "encoder_layer", "encoder"):
         built_on_source = {s for s, plan in PLAN.items() if plan["style"] is None and s not in COPIES
-                           and part not in plan.get("not_tried", [])}
-        assert {r["student"] for r in groups if r["part"] == part} == built_on_source, part
+                           and part not in plan.get("not_tried", [])
+                           and not any(e[1] == part for m in plan["mistakes"] for e in EDITS[m])}
+        flagged = {r["student"]: r for r in public if r["part"] == part and r["compared_with"] == "model solution"}
+        assert set(flagged) >= built_on_source, part
+        assert {r["students_sharing"] for r in flagged.values()} == {str(len(flagged))}, part
 
 
 @pytest.mark.slow
@@ -367,8 +372,9 @@ def test_an_id_is_data_never_html_or_a_formula(tmp_path):
             "mistakes": report.mistake_table(students), "disagreements": report.disagreement_table(students),
             "hints": report.hint_table(students), "written": report.written_table(students),
             "answers": ["answer_scores_shape"], "pairs": [{"student": evil[0], "other": evil[1], "part": "encoder",
-                                                           "score": 0.9}],
-            "library": [{"student": evil[2], "part": "attention", "score": 0.95}], "copy_note": "",
+                                                           "score": 0.9, "shared": 2}],
+            "library": [{"student": evil[2], "part": "attention", "score": 0.95, "other": "course_lib", "shared": 1}],
+            "copy_note": "",
             "groups": [{"part": "encoder", "label": "common code (9 students)", "students": evil}],
             "any_mistake_named": True, "any_hints": False, "any_kind": False}
     page = report.render(data)
@@ -416,3 +422,38 @@ def test_the_report_refuses_a_public_place(tmp_path):
     assert report.main(["07_exercise", "--root", str(course), "--out", str(course / "feedback" / "r")]) == 1
     assert not (course / "feedback").exists()
     assert report.public_place(REPO, REPO / "reports" / "07_exercise") is None          # the repository's .gitignore
+
+
+def test_a_training_part_failed_is_no_disagreement(monkeypatch):
+    """Issue 40: every Part 8 failure was listed as "visible passed, hidden failed", although the grader
+    runs no visible case of a training part (its verdict said only failed_on "hidden"). The verdict now
+    records whether the visible cases the grader ran all passed, and the report counts from that."""
+    from types import SimpleNamespace
+
+    from course_grader import runner
+    from course_lib.grading import judging
+
+    def fake_judge(case, outputs, error, want=None):              # the hidden cases fail, the visible pass
+        return judging.Verdict(case.part, "values_differ", "m", "02 §5", "f", True) if case.hidden else None
+    monkeypatch.setattr(judging, "judge", fake_judge)
+
+    def verdict(part, kinds):
+        cases = [SimpleNamespace(part=part, hidden=k == "hidden") for k in kinds]
+        outcome = runner.sandbox.Outcome("ok", header={"cases": [{"keys": []} for _ in cases], "guard": "intact"},
+                                         arrays=[])
+        result = runner.judge(part, cases, [None] * len(cases), outcome)
+        assert result.status == "failed", result
+        recorded = {k: v for k, v in result.as_dict().items() if k != "passed"}   # as recording stores it
+        return verdict_of({"course_grader": {"verdict": json.loads(json.dumps(recorded))}})
+    students = [Student("trained", scores={"reverse_task": (0.0, 3.0)},
+                        verdicts={"reverse_task": verdict("reverse_task", ["hidden"])}),
+                Student("tuned", scores={"feed_forward": (0.0, 1.0)},
+                        verdicts={"feed_forward": verdict("feed_forward", ["visible", "visible", "hidden"])})]
+    assert students[0].verdicts["reverse_task"].failed_on == "hidden"
+    rows = {r["part"]: r for r in report.disagreement_table(students)}
+    assert (rows["reverse_task"]["hidden_only"], rows["reverse_task"]["no_visible_run"]) == (0, 1)
+    assert (rows["feed_forward"]["hidden_only"], rows["feed_forward"]["students"]) == (1, ["tuned"])
+    assert rows["reverse_task"]["not_recorded"] == rows["feed_forward"]["not_recorded"] == 0
+    old = verdict_of({"course_grader": {"verdict": {"status": "failed", "failed_on": "hidden"}}})
+    rows = report.disagreement_table([Student("old", verdicts={"reverse_task": old})])
+    assert (rows[0]["hidden_only"], rows[0]["not_recorded"]) == (0, 1)          # an older grader's: not guessed
