@@ -253,8 +253,23 @@ def test_every_copy_is_listed_and_no_one_else(graded):
     rows = _rows(out / "copies.csv")
     public = [r for r in rows if r["compared_with"] in ("course_lib", "model solution", "model answer")]
     rows = [r for r in rows if r not in public]
+    copied = {frozenset((s, of)) for s, (of, _) in COPIES.items()}
+
+    def edits(student, part):
+        return [e for m in PLAN[student]["mistakes"] for e in EDITS[m] if e[1] == part]
+    # students who planted the same mistake in the model solution share one cell of their own: a group
+    on_public = {(r["student"], r["part"]) for r in public}
+    # a cell that holds a public solution plus code of its own (the tuned feed-forward network) is found
+    # through the students who copied that solution whole
+    rows = [r for r in rows if not ({(r["student"], r["part"]), (r["compared_with"], r["part"])} & on_public)]
+    shared = [r for r in rows if frozenset((r["student"], r["compared_with"])) not in copied]
+    assert all(edits(r["student"], r["part"]) == edits(r["compared_with"], r["part"]) != [] for r in shared), shared
+    for r in shared:
+        group = {s for s in PLAN if s not in COPIES and edits(s, r["part"]) == edits(r["student"], r["part"])}
+        assert r["students_sharing"] == str(len(group)), (r, group)
+    rows = [r for r in rows if r not in shared]
     pairs = {frozenset((r["student"], r["compared_with"])) for r in rows}
-    assert pairs == {frozenset((s, of)) for s, (of, _) in COPIES.items()}
+    assert pairs == copied
     parts = Counter(frozenset((r["student"], r["compared_with"])) for r in rows)
     assert all(n >= 4 for n in parts.values()), parts                 # the copied parts with code of their own
     assert all(r["students_sharing"] == "2" for r in rows), rows
