@@ -20,7 +20,6 @@ import json
 import math
 import re
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path

@@ -8,8 +8,22 @@ import math
 import pytest
 import torch
 
-from course_lib.mlm_runs import (ARMS, CONFIG, copy_rule_scores, frequency_scores, frequent_words, hidden_scores,
-                                 hide, lr_factor, make_mlm, mlm_data, stored_model, stored_runs, summary, train_arm)
+from course_lib.mlm_runs import (
+    ARMS,
+    CONFIG,
+    copy_rule_scores,
+    frequency_scores,
+    frequent_words,
+    hidden_scores,
+    hide,
+    lr_factor,
+    make_mlm,
+    mlm_data,
+    stored_model,
+    stored_runs,
+    summary,
+    train_arm,
+)
 from course_lib.tokenizer import PAD_ID, UNK_ID
 from course_lib.training import IGNORE, MASK_ID
 

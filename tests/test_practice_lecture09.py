@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-import math
-
 import torch
 
-from course_lib.practice.lecture09 import (check_guess_by_position, check_lr_factor, check_mask_tokens,
-                                          check_my_change, check_no_positions_accuracy)
+from course_lib.practice.lecture09 import (
+    check_guess_by_position,
+    check_lr_factor,
+    check_mask_tokens,
+    check_my_change,
+    check_no_positions_accuracy,
+)
 from course_lib.training import IGNORE, MASK_ID, mask_tokens
 
 
@@ -47,7 +50,7 @@ def test_lr_factor(capsys):
     assert said(capsys).startswith("✓")
     check_lr_factor(lambda step, warmup, total: min(1.0, (step + 1) / warmup) if warmup else 1.0)
     assert "the factor is the ramp alone" in said(capsys) or "with warmup = 0" in said(capsys)
-    check_lr_factor(lambda step, warmup, total: min(1.0, step / warmup) * (1 - step / total) if warmup else 1 - step / total)
+    check_lr_factor(lambda step, warmup, total: (min(1.0, step / warmup) if warmup else 1.0) * (1 - step / total))
     assert "gets a learning rate of 0" in said(capsys)
     check_lr_factor(lambda step, warmup, total: min(1.0, (step + 1) / warmup) * (1 - step / total))
     assert "ZeroDivisionError" in said(capsys)

@@ -6,8 +6,8 @@ import math
 
 import torch
 
-from ..tokenizer import PAD_ID, UNK_ID
 from ..mlm_runs import lr_factor
+from ..tokenizer import PAD_ID, UNK_ID
 from ..training import IGNORE, MASK_ID
 from . import attempt, check, choice, failed, number, passed, todo, unanswered
 
@@ -222,4 +222,5 @@ def check_my_change(my_change, runs: dict, data, heldout, frequent, device="cpu"
     verdict = ("better than the stored runs by more than twice their spread" if gap < -2 * spread else
                "worse than the stored runs by more than twice their spread" if gap > 2 * spread else
                "within twice the seeds' spread: not visible with one seed")
-    return passed(f"{name} = {value!r}: held-out loss {loss:.2f} against {mean:.2f} ± {spread:.2f} (3 seeds): {verdict}")
+    return passed(f"{name} = {value!r}: held-out loss {loss:.2f} against {mean:.2f} ± {spread:.2f} (3 seeds): "
+                  f"{verdict}")
