@@ -87,17 +87,30 @@ def check_three_back(w_q, w_k, scores, pe: torch.Tensor, T: int = 12) -> bool:
 
 
 def linear_probe_accuracy(h_train: torch.Tensor, pos_train: torch.Tensor, h_test: torch.Tensor,
-                          pos_test: torch.Tensor, T: int) -> float:
+                          pos_test: torch.Tensor, T: int, ridge: float = 0.0) -> float:
     """A linear probe for the position: least squares from the vectors (and a constant 1) to one-hot
     positions, fit on the training vectors; the share of test vectors whose highest score is their
-    own position. (``driver="gels"``, QR: the fastest, for vectors that span their space.)
+    own position.
+
+    ``ridge > 0`` standardises the features on the training set and adds ``ridge * N`` times the
+    identity to the normal equations (not on the constant): vectors that nearly coincide (a layer that
+    erased the position) then give a well-posed fit, the same on every CPU's maths library.
 
     Shape:
         h_train: ``(N, d)``; pos_train: ``(N,)`` ints in ``0 .. T-1``; h_test: ``(M, d)``; pos_test: ``(M,)``.
     """
+    targets = F.one_hot(pos_train, T).to(h_train.dtype)                                   # (N, T)
+    if ridge > 0:
+        mean, std = h_train.mean(dim=0), h_train.std(dim=0).clamp_min(1e-6)
+        h_train, h_test = (h_train - mean) / std, (h_test - mean) / std
     x = torch.cat([h_train, torch.ones(len(h_train), 1, dtype=h_train.dtype)], dim=1)     # (N, d + 1)
-    w = torch.linalg.lstsq(x, F.one_hot(pos_train, T).to(h_train.dtype), driver="gels").solution   # (d + 1, T)
     x_test = torch.cat([h_test, torch.ones(len(h_test), 1, dtype=h_test.dtype)], dim=1)   # (M, d + 1)
+    if ridge > 0:
+        penalty = torch.diag(torch.cat([torch.full((x.shape[1] - 1,), ridge * len(x), dtype=x.dtype),
+                                        torch.zeros(1, dtype=x.dtype)]))                 # not on the constant
+        w = torch.linalg.solve(x.T @ x + penalty, x.T @ targets)                          # (d + 1, T)
+    else:
+        w = torch.linalg.lstsq(x, targets).solution                                       # (d + 1, T)
     return ((x_test @ w).argmax(dim=1) == pos_test).double().mean().item()
 
 
