@@ -25,9 +25,9 @@ KINDS = {"write", "predict", "change", "quiz"}
 FENCE = re.compile(r"```python\n(.*?)```", re.S)
 IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+\.svg)\)")
 WRITE_LINES = 5              # a write task's solution: at least this many lines of code (issue 42)
-#: lectures whose new write tasks come from other branches of issue 42: the lead removes each entry
+#: lectures whose new write tasks come from another branch of issue 42: the lead removes each entry
 #: once that branch is merged (then every lecture asks for two writes of WRITE_LINES or more)
-WRITE_LINES_UNTIL_MERGED = {"05": 3, "06": 3, "08": 3}
+WRITE_LINES_UNTIL_MERGED = {"08": 3}
 
 
 def tags(cell) -> list[str]:
