@@ -18,7 +18,8 @@ redistributes none of them. Nothing is downloaded.
   first line the headline, the rest the body), for a course that runs 08 and 09 on another corpus;
 * :func:`balanced_split`: a seeded split with the same number of distinct headlines per topic;
 * :func:`sentence_features`: MiniLM's mean-pooled sentence embeddings, in batches sorted by length;
-* :func:`occlusion`: how much a model's probability moves when each word is left out.
+* :func:`occlusion`: how much a model's probability moves when each word is left out;
+* :func:`cross_validate`: choose a model's setting (a penalty, a smoothing) on the training split alone.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from .errors import CourseValueError, check_int
@@ -37,8 +39,13 @@ TOPICS = ("business", "entertainment", "politics", "sport", "tech")
 _FOLDERS = {"business": "business", "entertainment": "entertainment", "politics": "politics",
             "sport": "sports", "tech": "tech"}          # the package names the sport folder "sports"
 
+<<<<<<< HEAD
 __all__ = ["TOPICS", "data_dir", "read_article", "Articles", "load_articles", "load_corpus", "balanced_split",
            "sentence_features", "occlusion", "article_sentences"]
+=======
+__all__ = ["TOPICS", "data_dir", "read_article", "Articles", "load_articles", "balanced_split",
+           "sentence_features", "occlusion", "article_sentences", "cross_validate"]
+>>>>>>> h08
 
 
 def data_dir() -> Path:
@@ -198,3 +205,30 @@ def article_sentences(data: Articles, index: Sequence[int] | None = None) -> lis
         for paragraph in body.split("\n"):
             out += [s.strip() for s in _SENTENCE_END.split(paragraph.strip()) if s.strip()]
     return out
+
+
+def cross_validate(fit: Callable, grid: Sequence, features, labels, folds: int = 5):
+    """Choose one setting from ``grid`` with the training data alone: ``(best, right)``.
+
+    Fold ``k`` holds the rows ``i`` with ``i % folds == k``. For each value of ``grid``, ``fit(features,
+    labels, value)`` is trained on the other folds and must return a model with ``predict``; ``right[j]``
+    is the number of held-out rows it gets right, summed over the folds (every row is held out once).
+    ``best`` is the first value with the most. ``features`` is anything indexed by an integer array (a
+    NumPy array, a SciPy sparse matrix); ``labels`` a NumPy array. No test row is needed, or seen.
+    """
+    check_int("folds", folds, low=2)
+    labels = np.asarray(labels)
+    if len(grid) == 0:
+        raise CourseValueError("grid: expected at least one value to try, got none")
+    if features.shape[0] != len(labels) or len(labels) < folds:
+        raise CourseValueError(f"features, labels: expected as many rows as labels and at least folds={folds}, "
+                               f"got {features.shape[0]} rows and {len(labels)} labels")
+    fold = np.arange(len(labels)) % folds                                  # (rows,): the fold of each row
+    right = []
+    for value in grid:
+        n = 0
+        for k in range(folds):
+            model = fit(features[fold != k], labels[fold != k], value)     # trained without fold k
+            n += int((model.predict(features[fold == k]) == labels[fold == k]).sum())
+        right.append(n)
+    return grid[int(np.argmax(right))], right

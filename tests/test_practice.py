@@ -25,9 +25,6 @@ KINDS = {"write", "predict", "change", "quiz"}
 FENCE = re.compile(r"```python\n(.*?)```", re.S)
 IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+\.svg)\)")
 WRITE_LINES = 5              # a write task's solution: at least this many lines of code (issue 42)
-#: lectures whose new write tasks come from another branch of issue 42: the lead removes each entry
-#: once that branch is merged (then every lecture asks for two writes of WRITE_LINES or more)
-WRITE_LINES_UNTIL_MERGED = {"08": 3}
 
 
 def tags(cell) -> list[str]:
@@ -87,7 +84,7 @@ def test_the_student_writes_the_central_computation(path):
     """At least two write tasks of several lines each (the solution's code), in every lecture."""
     nb = nbformat.read(path, as_version=4)
     writes = [(i, code_lines(solution)) for i, _, solution in exercises(nb) if kind(nb, i) == "write"]
-    long_enough = [i for i, n in writes if n >= WRITE_LINES_UNTIL_MERGED.get(path.stem[:2], WRITE_LINES)]
+    long_enough = [i for i, n in writes if n >= WRITE_LINES]
     assert len(long_enough) >= 2, f"{path.name}: write tasks (cell, lines of solution) {writes}"
 
 
