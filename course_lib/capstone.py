@@ -39,13 +39,8 @@ TOPICS = ("business", "entertainment", "politics", "sport", "tech")
 _FOLDERS = {"business": "business", "entertainment": "entertainment", "politics": "politics",
             "sport": "sports", "tech": "tech"}          # the package names the sport folder "sports"
 
-<<<<<<< HEAD
 __all__ = ["TOPICS", "data_dir", "read_article", "Articles", "load_articles", "load_corpus", "balanced_split",
-           "sentence_features", "occlusion", "article_sentences"]
-=======
-__all__ = ["TOPICS", "data_dir", "read_article", "Articles", "load_articles", "balanced_split",
            "sentence_features", "occlusion", "article_sentences", "cross_validate"]
->>>>>>> h08
 
 
 def data_dir() -> Path:
