@@ -473,3 +473,23 @@ def test_the_release_states_no_computation_line_of_the_solution(source, release)
     for example in ("x.view(b, t, num_heads, d_k).transpose(1, 2)", "key_padding_mask = tokens == pad_id",
                     "torch.finfo(scores.dtype).min", "linear2(dropout(relu(linear1(x))))"):
         assert any(line in _normal(example) or _normal(example) in line for line in lines), example
+
+
+def test_every_section_a_hint_names_is_a_heading_of_its_topic(tmp_path):
+    """Rung 2's titles are read from the lecture notebooks by number (sections.py): every place is a heading
+    there about its topic, so a section renumbered, renamed away from its topic or removed fails here."""
+    from course_lib.grading import sections
+    for key, (lecture, number, topic) in sections.PLACES.items():
+        found = sections.headings(lecture).get(number)
+        assert found and topic in found.lower(), (key, lecture, number, found)
+        assert sections.title(key).startswith(f"{lecture:02d} §{number} {found}")
+    assert all(m.section.split(" ", 2)[2] for ms in MISTAKES.values() for m in ms)
+    assert dict(hints.PART_SECTIONS)["reverse_task"].startswith("03 §3 ")            # a training loop written out
+    # a heading renamed in a copy of the notebooks: the title follows it
+    for path in (REPO / "notebooks").glob("0[1-6]_*.ipynb"):
+        text = path.read_text(encoding="utf-8")
+        if path.name.startswith("02_"):
+            text = text.replace("## 5. Multi-head attention", "## 5. Many heads")
+        (tmp_path / path.name).write_text(text, encoding="utf-8")
+    assert sections.title("heads", str(tmp_path)) == "02 §5 Many heads"
+    assert "multi-head" not in sections.headings(2, str(tmp_path))[5].lower()
