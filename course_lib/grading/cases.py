@@ -248,7 +248,7 @@ FAMILIES = {
                              ("one head", _mha("one head")), ("dropout > 0 in eval mode", _mha("dropout")),
                              (TRAINING, _mha("training")),
                              ("large scores (a few hundred)", _mha("large")),
-                             ("a sequence that is all padding (its rows are not graded, but must be finite)",
+                             ("a sequence that is all padding (its rows are not graded; the others must not change)",
                               _mha("all padding"))],
     "feed_forward": [("d_model, d_ff", _ffn("plain")), ("dropout > 0 in eval mode", _ffn("dropout")),
                      (TRAINING, _ffn("training"))],

@@ -136,6 +136,10 @@ def _form(case: Case, outputs: dict | None, want: dict) -> tuple[str, str] | Non
                 return "overflow", (f"'{key}' contains NaN or inf on the case with large scores (a few hundred); "
                                     "look at the line that takes the exponential of the scores.")
             empty = _empty_rows(case)
+            if empty is not None and case.part == "multi_head_attention" and key == "out":
+                empty = empty.all(axis=1)                                       # (B, T_q): no head sees a key
+            if empty is not None and case.part == "multi_head_attention" and np.all(np.isfinite(g[~empty])):
+                continue                        # a sequence of padding only: not graded, NaN as torch's own gives
             if empty is not None and key in ("out", "weights") and np.all(np.isfinite(g[~empty])):
                 return "not_finite", (f"'{key}' contains NaN or inf in the row of the query that may attend to no "
                                       "key; look at the value the masked scores are filled with.")
@@ -159,7 +163,7 @@ def _either_way(case: Case, outputs: dict, want: dict) -> dict:
     empty = _empty_rows(case)
     if empty is None or "weights" not in outputs or outputs["weights"].shape != want["weights"].shape:
         return outputs
-    if case.part == "multi_head_attention":                  # a sequence of padding only: any finite rows pass
+    if case.part == "multi_head_attention":                  # a sequence of padding only: its rows are not graded
         w, out = outputs["weights"].copy(), outputs["out"].copy()
         w[empty] = want["weights"][empty]
         rows = empty.all(axis=1)                                                # (B, T_q): no head sees a key
