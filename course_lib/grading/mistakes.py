@@ -153,10 +153,12 @@ def _merge_only(m: MultiHeadAttention) -> None:
     m.merge_heads = lambda x: x.reshape(x.shape[0], x.shape[2], m.num_heads * m.d_k)
 
 
-def _eps(value: float, final_only: bool = False):
-    """Every LayerNorm of the module (``final_only``: final_norm alone, pre-LN) with another epsilon."""
+def _eps(value: float, final_only: bool = False, only: str | None = None):
+    """Every LayerNorm of the module (``final_only``: final_norm alone, pre-LN; ``only``: that norm of a layer)
+    with another epsilon."""
     def patch(m: nn.Module) -> None:
-        norms = [m.final_norm] if final_only else [x for x in m.modules() if isinstance(x, nn.LayerNorm)]
+        norms = ([m.final_norm] if final_only else [getattr(m, only)] if only else
+                 [x for x in m.modules() if isinstance(x, nn.LayerNorm)])
         if not any(isinstance(x, nn.LayerNorm) for x in norms):
             raise LookupError("no LayerNorm to change")
         for x in norms:
@@ -374,11 +376,11 @@ MISTAKES = {
                 "FFN(x) = max(0, x W1 + b1) W2 + b2"),
     ],
     "encoder_layer": [
-        *[Mistake("layer_norm_eps", dict(patch=_eps(eps)),
+        *[Mistake("layer_norm_eps", dict(patch=_eps(eps, only=which)),
                   "the output is close to the reference's but not equal, most where a position's features vary "
                   "little; look at how norm1 and norm2 are built.", S["layernorm"], _LN_RULE,
                   "print your norm1 and norm2 (their repr lists every argument) next to nn.LayerNorm(d_model)")
-          for eps in (0.1, 0.01, 1e-3)],
+          for eps in (0.1, 0.01, 1e-3) for which in (None, "norm1", "norm2")],
         Mistake("no_residual", dict(patch=_no_residual((1, 2))),
                 "the output does not depend on x beyond what the sublayers see; look at the lines that combine "
                 "each sublayer's output with its input.", S["residual"], _RESIDUAL_RULE),
