@@ -88,7 +88,7 @@ def _load(module, state: dict, what: str) -> None:
     extra = sorted(k for k in own if k not in state and k not in parameters
                    and (own[k].data_ptr(), tuple(own[k].shape)) not in contract)
     if extra:
-        raise ResultError(f"{what}: the state_dict has keys the contract does not have: {', '.join(extra[:8])}"
+        raise ResultError(f"{what}: the state_dict has keys the contract does not have: {extra[:8]}"
                           f"{' ...' if len(extra) > 8 else ''}; look at how the module stores a table that is not "
                           "a weight (the docstring says: not part of the state_dict)")
     for k, v in state.items():
