@@ -69,7 +69,12 @@ def _module(candidate, kwargs: dict, what: str):
 
 def _load(module, state: dict, what: str) -> None:
     """Load the case's weights; report missing keys, and extra ones (the contract adds nothing to the
-    state_dict: a table that is not a weight, such as the positional table, is a non-persistent buffer)."""
+    state_dict: a table that is not a weight, such as the positional table, is a non-persistent buffer).
+
+    Extra keys that only alias a contract key (the same tensor under a second name: ``linear1`` also held by
+    an ``nn.Sequential``) cost nothing; extra *parameters* stay as the module made them and the outputs are
+    judged (a LayerNorm where the contract has none changes them, and the judge names it); an extra
+    persistent buffer is refused, by name."""
     own = module.state_dict()
     missing = [k for k in state if k not in own]
     if missing:
@@ -78,11 +83,14 @@ def _load(module, state: dict, what: str) -> None:
             f"{what}: the state_dict has no {missing[:4]}{more} (its keys are {sorted(own)[:8]}"
             f"{' ...' if len(own) > 8 else ''}); look at the attribute names in the cell's docstring, which the "
             "test loads its weights by")
-    extra = sorted(k for k in own if k not in state)
+    contract = {(own[k].data_ptr(), tuple(own[k].shape)) for k in state if own[k].numel()}
+    parameters = {name for name, _ in module.named_parameters(remove_duplicate=False)}
+    extra = sorted(k for k in own if k not in state and k not in parameters
+                   and (own[k].data_ptr(), tuple(own[k].shape)) not in contract)
     if extra:
-        raise ResultError(f"{what}: the state_dict has keys the contract does not have: {extra[:4]}"
-                          f"{' ...' if len(extra) > 4 else ''}; look at how the module stores a table that is not a "
-                          "weight (the docstring says: not part of the state_dict)")
+        raise ResultError(f"{what}: the state_dict has keys the contract does not have: {extra[:8]}"
+                          f"{' ...' if len(extra) > 8 else ''}; look at how the module stores a table that is not "
+                          "a weight (the docstring says: not part of the state_dict)")
     for k, v in state.items():
         if tuple(own[k].shape) != tuple(v.shape):
             raise ResultError(f"{what}: parameter '{k}' has shape {tuple(own[k].shape)}, expected {tuple(v.shape)}")
@@ -191,9 +199,25 @@ def _predict(model, tokens: torch.Tensor) -> torch.Tensor:
 
 
 def _train(case: Case, candidate) -> dict[str, np.ndarray]:
+    """One training run from each of the case's seeds in turn, until one learns (its accuracy reaches
+    ``pass_accuracy``): a correct loop fails from about one start in 120 (a slow plateau, bad luck of the
+    initialisation, not of the code), from two or three in a row practically never. The judge reads the
+    last run; ``tries`` says how many there were."""
+    kw = case.kwargs
+    seeds = [kw["seed"], *kw.get("retry_seeds", ())]
+    right = case.inputs["test"].flip(1)
+    tries = 0
+    for seed in seeds:
+        outputs, tries = _train_once(case, candidate, seed), tries + 1
+        if float((torch.from_numpy(outputs["predicted"]) == right).double().mean()) >= kw.get("pass_accuracy", 0):
+            break
+    return {**outputs, "tries": np.array(float(tries))}
+
+
+def _train_once(case: Case, candidate, seed: int) -> dict[str, np.ndarray]:
     kw = case.kwargs
     train, accuracy = _cell_function(candidate, "train_reverser"), _cell_function(candidate, "reverse_accuracy")
-    torch.manual_seed(kw["seed"])
+    torch.manual_seed(seed)
     model = _module(candidate, kw["model"], "Reverser")
     head, encoder = getattr(model, "head", None), getattr(model, "encoder", None)
     if type(head) is not torch.nn.Linear or not isinstance(encoder, torch.nn.Module):
@@ -203,8 +227,9 @@ def _train(case: Case, candidate) -> dict[str, np.ndarray]:
     test = case.inputs["test"]
     untrained = _predict(model, test)
     model.train()
+    optimizer = Adam(model.parameters(), lr=kw["lr"])
     with torch.enable_grad():
-        losses = train(model, Adam(model.parameters(), lr=kw["lr"]), [x.clone() for x in case.inputs["train"]])
+        losses = train(model, optimizer, [x.clone() for x in case.inputs["train"]])
     try:
         losses = np.array([float(v) for v in losses], dtype=np.float64)
     except (TypeError, ValueError):
@@ -217,7 +242,8 @@ def _train(case: Case, candidate) -> dict[str, np.ndarray]:
         raise ResultError(f"reverse_accuracy: expected a float, got {type(reported).__name__}")
     return {"predicted": _array(predicted.double(), "the predictions"), "losses": losses,
             "untrained": _array(untrained.double(), "the untrained model's predictions"),
-            "reported": np.array(float(reported))}
+            "reported": np.array(float(reported)), "stale_steps": np.array(float(optimizer.stale_steps)),
+            "steps": np.array(float(optimizer.steps))}
 
 
 class Adam:
@@ -233,6 +259,12 @@ class Adam:
         self.lr, self.betas, self.eps, self.steps = lr, betas, eps, 0
         self.exp_avg = [torch.zeros_like(p) for p in self.params]        # first moment, m
         self.exp_avg_sq = [torch.zeros_like(p) for p in self.params]     # second moment, v
+        # the gradient each backward computed (a leaf's hook sees it before it is added to .grad): a step whose
+        # .grad is not the last backward's own kept earlier batches' gradients (no zero_grad in the loop)
+        self.fresh: list = [None] * len(self.params)
+        self.stale_steps = 0
+        for i, p in enumerate(self.params):
+            p.register_hook(lambda g, i=i: self.fresh.__setitem__(i, g.detach().clone()))
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """As torch.optim's: the gradients become None, or zeros with ``set_to_none=False`` (a student's
@@ -249,11 +281,15 @@ class Adam:
         beta1, beta2 = self.betas
         step_size = self.lr / (1 - beta1 ** self.steps)
         correction2_sqrt = (1 - beta2 ** self.steps) ** 0.5
-        for p, m, v in zip(self.params, self.exp_avg, self.exp_avg_sq):
+        stale = False
+        for i, (p, m, v) in enumerate(zip(self.params, self.exp_avg, self.exp_avg_sq)):
             g = p.grad
             if g is None:
                 continue
+            fresh, self.fresh[i] = self.fresh[i], None
+            stale = stale or fresh is None or not torch.equal(g, fresh)
             m.lerp_(g, 1 - beta1)                                        # m = b1 m + (1 - b1) g
             v.mul_(beta2).addcmul_(g, g, value=1 - beta2)                # v = b2 v + (1 - b2) g^2
             denom = v.sqrt().div_(correction2_sqrt).add_(self.eps)      # sqrt(v / (1 - b2^t)) + eps
             p.addcdiv_(m, denom, value=-step_size)
+        self.stale_steps += stale

@@ -3,8 +3,8 @@
 A failed visible check already says rung 1: what looks wrong and where to look (which case, which
 tensor, which line), never the fix. Asking for a hint about a part climbs its ladder, one rung a call:
 
-1. the symptom of the part's last failed check, and where to look;
-2. the lecture section that teaches it ("02 §4 Why divide by √d_k?");
+1. what to print or compare to see the symptom of the part's last failed check for yourself;
+2. the lecture section that teaches it ("02 §4 Why divide by √d_k?", the title read from the notebook);
 3. the formula or the invariant ("softmax (q kᵀ / √d_k) v ...").
 
 No rung is solution code. A new mistake in the same part starts its own ladder at rung 1.
@@ -21,21 +21,43 @@ import json
 import os
 
 from .parts import NUMBERS, PARTS
+from .sections import Titles
 
 HINTS_FILE = ".hints.json"
 RUNGS = 3
 _MAX_FILE = 64 << 10
 
-#: a part's own section and rule: rungs 2 and 3 when its last failure names no mistake of its own
-PART_SECTIONS = {
-    "positional_encoding": "05 §2 The sinusoidal table",
-    "attention": "02 §3 Scaled dot-product attention, step by step",
-    "multi_head_attention": "02 §5 Multi-head attention",
-    "feed_forward": "03 §1 The position-wise feed-forward network",
-    "encoder_layer": "03 §6 Post-LN against pre-LN",
-    "encoder": "01 §4 The encoder stack",
-    "parameter_count": "01 §3 What it costs",
-    "reverse_task": "05 §1 Why: self-attention does not see order",
+#: a part's own section (its key in :data:`.sections.PLACES`; the title is read from the notebook), rule and
+#: probe: rungs 2, 3 and 1 when its last failure names no mistake of its own
+PART_SECTIONS = Titles({
+    "positional_encoding": "table",
+    "attention": "sdpa",
+    "multi_head_attention": "heads",
+    "feed_forward": "ffn",
+    "encoder_layer": "pre_post",
+    "encoder": "encoder_stack",
+    "parameter_count": "cost",
+    "reverse_task": "training_loop",
+})
+#: rung 1: what to print or compare, beyond what the failed check said
+PART_PROBES = {
+    "positional_encoding": "print your table for max_len=3, d_model=4 next to the formula worked by hand for pos = 1, "
+                           "column by column",
+    "attention": "run it on a q, k, v of shape (2, 3) you can work by hand (k = q, v = torch.eye(2)); print the "
+                 "scores, the weights and weights.sum(-1), and compare each with your hand-worked numbers",
+    "multi_head_attention": "build it with d_model=4, num_heads=2, feed it torch.arange(12.).view(1, 3, 4) and print "
+                            "the shape and the values of each tensor in your forward (after the split, the scores, the "
+                            "weights, before w_o): which features of which position does each head hold?",
+    "feed_forward": "give linear1 and linear2 weights you can work by hand (an identity, a negative bias), then print "
+                    "the hidden layer and the output for a small x next to the formula",
+    "encoder_layer": "print, at each step of your forward, the mean and the standard deviation over the features of "
+                     "one position: which tensors must be normalized in post-LN, which in pre-LN?",
+    "encoder": "in eval mode, print the first layer's input at two positions that hold the same token, and the "
+               "output of a short sequence alone against the same sequence padded inside a batch",
+    "parameter_count": "print course_lib.count_parameters(Encoder(...)) next to your formula for num_layers = 0, 1 "
+                       "and 2, norm_first False and True: which term does the difference follow?",
+    "reverse_task": "print the first and the last losses your loop returns (chance is ln(vocab_size)) and, for one "
+                    "batch, the shapes of the logits and of the target your loss compares",
 }
 PART_RULES = {
     "positional_encoding": "PE[pos, 2i] = sin (pos / 10000^(2i/d_model)), "
@@ -46,7 +68,9 @@ PART_RULES = {
     "feed_forward": "FFN(x) = max(0, x W1 + b1) W2 + b2, dropout on the hidden layer in training",
     "encoder_layer": "post-LN: x ← norm(x + dropout(f(x))); pre-LN: x ← x + dropout(f(norm(x)))",
     "encoder": "x = dropout(embedding(tokens) · √d_model + PE[:T]); the layers; final_norm (pre-LN only)",
-    "parameter_count": "embedding + num_layers · (attention + feed-forward + two LayerNorms) + final_norm if pre-LN",
+    "parameter_count": "a module's parameters are its submodules': nn.Linear(n_in, n_out) holds an n_out × n_in "
+                       "weight and n_out biases, nn.LayerNorm(d) a weight and a bias of d each, nn.Embedding(n, d) an "
+                       "n × d table; a buffer is not a parameter",
     "reverse_task": "loss = cross_entropy over every position of logits (B·T, vocab) against the reversed tokens; "
                     "zero_grad, backward, step; accuracy = share of positions whose argmax is the reversed token",
 }
@@ -113,7 +137,7 @@ def _write(record: dict) -> None:
 
 def next_rung(part: str) -> tuple[int, str]:
     """Climb ``part``'s ladder one rung (recorded); (the rung, its text)."""
-    from .mistakes import rule_of, section_of
+    from .mistakes import probe_of, rule_of, section_of
 
     if part not in PARTS:
         raise ValueError(f"part: expected one of {', '.join(PARTS)}, got {part!r}")
@@ -130,7 +154,7 @@ def next_rung(part: str) -> tuple[int, str]:
     entry["asked"] += 1
     _write(record)
     if rung == 1:
-        text = f"{message} (ask again for the lecture section that teaches it)"
+        text = f"{probe_of(mistake, part) or PART_PROBES[part]} (ask again for the lecture section that teaches it)"
     elif rung == 2:
         text = (f"read {section_of(mistake, part) or PART_SECTIONS[part]} again (ask once more for the formula or the "
                 "invariant)")

@@ -23,6 +23,7 @@ from ..errors import broadcast_shape
 from ..positional import sinusoidal_positional_encoding
 from .harness import Case
 from .reference import _FIRST
+from .sections import PLACES, SECTIONS, title  # noqa: F401 (SECTIONS: the titles, for callers)
 
 # ------------------------------------------------------------------ perturbations
 
@@ -117,6 +118,8 @@ def _pe(kind: str):
             return table.view(t, d // 2, 2).flip(-1).reshape(t, d)
         if kind == "halves":
             return torch.cat([table[:, 0::2], table[:, 1::2]], dim=1)
+        if kind == "shifted":                                                       # rows for pos = 1 .. max_len
+            return sinusoidal_positional_encoding(t + 1, d).double()[1:]
         if kind == "i_not_2i":
             return wide[:, :d]
         if kind == "per_feature":                                                   # column j: 10000^(j/d)
@@ -143,6 +146,35 @@ def _split(kind: str, merge_too: bool):
         if merge_too:
             m.merge_heads = merge
     return patch
+
+
+def _merge_only(m: MultiHeadAttention) -> None:
+    """The heads split right, merged by a reshape of (B, H, T, d_k) without moving the head axis back."""
+    m.merge_heads = lambda x: x.reshape(x.shape[0], x.shape[2], m.num_heads * m.d_k)
+
+
+def _eps(value: float, final_only: bool = False, only: str | None = None):
+    """Every LayerNorm of the module (``final_only``: final_norm alone, pre-LN; ``only``: that norm of a layer)
+    with another epsilon."""
+    def patch(m: nn.Module) -> None:
+        norms = ([m.final_norm] if final_only else [getattr(m, only)] if only else
+                 [x for x in m.modules() if isinstance(x, nn.LayerNorm)])
+        if not any(isinstance(x, nn.LayerNorm) for x in norms):
+            raise LookupError("no LayerNorm to change")
+        for x in norms:
+            x.eps = value
+    return patch
+
+
+def _shifted_pe(m: Encoder) -> None:
+    m.pe = _pe("shifted")(m.pe.double())
+
+
+def _post_ln_final_norm(m: Encoder) -> None:
+    """post-LN with final_norm a LayerNorm as nn.LayerNorm makes it (weight 1, bias 0): the case loads none."""
+    if any(layer.norm_first for layer in m.layers):
+        raise LookupError("only for norm_first=False")
+    m.final_norm = nn.LayerNorm(m.d_model).double()
 
 
 def _set(**attributes):
@@ -221,45 +253,26 @@ def _residual_from_norm(layer: EncoderLayer) -> None:
 @dataclass(frozen=True, eq=False)
 class Mistake:
     """One named mistake: a stable ``id`` (what the class report counts; never reworded), how to make it
-    from the reference (``how``: keyword arguments of :func:`reference_outputs`), and the three rungs of
-    its hint: ``symptom`` (rung 1, what the failed check says: what looks wrong and where to look, not the
-    fix), ``section`` (rung 2, the lecture section that teaches it) and ``rule`` (rung 3, the formula or
-    invariant). None of them is solution code."""
+    from the reference (``how``: keyword arguments of :func:`reference_outputs`), what the failed check says
+    (``symptom``: what looks wrong and where to look, not the fix), and the three rungs of its hint:
+    ``probe`` (rung 1, what to print or compare beyond the check's message; the part's own when empty),
+    ``place`` (rung 2, the key of the lecture section that teaches it: ``section`` is its title) and
+    ``rule`` (rung 3, the formula or invariant, never the value it gives). None of them is solution code."""
 
     id: str
     how: dict
     symptom: str
-    section: str
+    place: str
     rule: str
+    probe: str = ""
+
+    @property
+    def section(self) -> str:
+        return title(self.place)
 
 
-#: lecture sections (notebooks/NN_*.ipynb, "## N. ..." headings): rung 2 of the hints, and the class report's
-#: "the lecture section that teaches it"
-SECTIONS = {
-    "qkv": "02 §1 Queries, keys, values",
-    "sdpa": "02 §3 Scaled dot-product attention, step by step",
-    "scaling": "02 §4 Why divide by √d_k?",
-    "heads": "02 §5 Multi-head attention",
-    "causal": "02 §7 Masks: bidirectional against causal",
-    "ffn": "03 §1 The position-wise feed-forward network",
-    "gelu": "03 §2 ReLU against GELU",
-    "residual": "03 §3 Residual connections",
-    "layernorm": "03 §4 LayerNorm against BatchNorm",
-    "dropout": "03 §5 Dropout: where the paper puts it, and training against evaluation",
-    "pre_post": "03 §6 Post-LN against pre-LN",
-    "embedding": "04 §2 An embedding is a table look-up",
-    "sqrt_d_model": "04 §3 Why multiply by √d_model?",
-    "logits": "04 §4 The output side: logits, softmax, temperature",
-    "order": "05 §1 Why: self-attention does not see order",
-    "table": "05 §2 The sinusoidal table",
-    "added": "05 §4 Added, not concatenated",
-    "padding": "06 §2 Padding to a rectangle",
-    "padded_attention": "06 §3 Attention with padding",
-    "conventions": "06 §7 Mask conventions",
-    "cost": "01 §3 What it costs",
-    "encoder_stack": "01 §4 The encoder stack",
-}
-S = SECTIONS
+#: the lecture sections, by key (titles read from the notebooks: :mod:`.sections`)
+S = {k: k for k in PLACES}
 
 _PE_RULE = "PE[pos, 2i] = sin (pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos (pos / 10000^(2i/d_model))"
 _SCALE_RULE = "softmax (q kᵀ / √d_k) v, with d_k the last size of q (for a head: d_model / num_heads)"
@@ -273,6 +286,11 @@ _RESIDUAL_RULE = "post-LN: x ← norm(x + dropout(f(x))); pre-LN: x ← x + drop
 _DROPOUT_RULE = ("in training, dropout(y) zeroes each entry with probability p and multiplies the others by "
                  "1/(1-p); in eval mode it is the identity")
 
+_LN_RULE = ("LayerNorm(x) = (x - mean) / √(var + eps) · weight + bias over the features, with nn.LayerNorm's "
+            "own default eps (the contract builds every norm as nn.LayerNorm(d_model))")
+_LINEAR_RULE = ("a module's parameters are its submodules': nn.Linear(n_in, n_out) holds an n_out × n_in weight and "
+                "n_out biases, nn.LayerNorm(d) a weight and a bias of d each, nn.Embedding(n, d) an n × d table; a "
+                "buffer is not a parameter")
 _SPLIT = ("the heads do not line up with the features: at position 0 your output can agree with the reference "
           "while at the later positions it does not; look at the line that splits (B, T, d_model) into heads, "
           "and the one that merges them before w_o.")
@@ -294,6 +312,10 @@ MISTAKES = {
         Mistake("pe_frequency_per_column", dict(patch=_pe("per_feature")),
                 "columns 2i and 2i+1 do not oscillate at the same frequency; look at how the frequency of a "
                 "column is computed.", S["table"], _PE_RULE + " (2i and 2i+1 share one frequency)"),
+        Mistake("pe_off_by_one_row", dict(patch=_pe("shifted")),
+                "row 0 of the table is not position 0's: every row holds the next position's values; look at "
+                "where the positions start.", S["table"], _PE_RULE + ", pos = 0 .. max_len - 1",
+                "print row 0 of your table: at pos = 0 every angle is 0, so what must the sines and the cosines be?"),
         Mistake("pe_zeros", dict(patch=_pe("zeros")),
                 "the table is all zeros; look at what is written into it.", S["table"], _PE_RULE),
     ],
@@ -315,6 +337,12 @@ MISTAKES = {
     "multi_head_attention": [
         *[Mistake("heads_split_wrong", dict(patch=_split(kind, both)), _SPLIT, S["heads"], _SPLIT_RULE)
           for kind in ("dk_h", "view") for both in (False, True)],
+        Mistake("heads_merged_wrong", dict(patch=_merge_only),
+                "the weights are right but 'out' is not, from position 1 on: the heads are split the right way "
+                "but not put back side by side per position; look at the line that merges the heads before w_o.",
+                S["heads"], _SPLIT_RULE,
+                "run only your merge on a (1, num_heads, T, d_k) tensor numbered with torch.arange and print "
+                "position 1 of the result: which head's features, of which position, does it hold?"),
         Mistake("no_output_projection", dict(patch=_set(w_o=nn.Identity)),
                 "the weights are right but 'out' is not: look at what happens to the heads after they are "
                 "merged.", S["heads"], "MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O"),
@@ -348,6 +376,11 @@ MISTAKES = {
                 "FFN(x) = max(0, x W1 + b1) W2 + b2"),
     ],
     "encoder_layer": [
+        *[Mistake("layer_norm_eps", dict(patch=_eps(eps, only=which)),
+                  "the output is close to the reference's but not equal, most where a position's features vary "
+                  "little; look at how norm1 and norm2 are built.", S["layernorm"], _LN_RULE,
+                  "print your norm1 and norm2 (their repr lists every argument) next to nn.LayerNorm(d_model)")
+          for eps in (0.1, 0.01, 1e-3) for which in (None, "norm1", "norm2")],
         Mistake("no_residual", dict(patch=_no_residual((1, 2))),
                 "the output does not depend on x beyond what the sublayers see; look at the lines that combine "
                 "each sublayer's output with its input.", S["residual"], _RESIDUAL_RULE),
@@ -393,6 +426,19 @@ MISTAKES = {
                 "x = embedding(tokens) · √d_model + PE[:T]"),
         Mistake("pe_sin_cos_swapped", dict(patch=lambda m: setattr(m, "pe", _pe("swapped")(m.pe))),
                 "the positions differ from the table's; look at the table your Encoder adds.", S["table"], _PE_RULE),
+        Mistake("pe_off_by_one_row", dict(patch=_shifted_pe),
+                "each position gets the table's row of the next position; look at which rows of the table x "
+                "receives.", S["table"], "position t (t = 0 .. T - 1) gets row t of the table",
+                "print the rows of the table your forward adds for T = 3, with their indices"),
+        Mistake("final_norm_in_post_ln", dict(patch=_post_ln_final_norm),
+                "post-LN case: the output is normalized once more after the last layer (a LayerNorm the contract "
+                "does not have there); look at what final_norm is when norm_first is False.", S["pre_post"],
+                "post-LN: the last layer's norm2 already normalizes; final_norm is a LayerNorm only for pre-LN",
+                "print encoder.final_norm and the keys of encoder.state_dict() for norm_first=False and True"),
+        *[Mistake("layer_norm_eps", dict(patch=_only_pre_ln(_eps(eps, final_only=True))),
+                  "pre-LN case: the output is close to the reference's but not equal; look at how final_norm is "
+                  "built.", S["layernorm"], _LN_RULE, "print your final_norm next to nn.LayerNorm(d_model)")
+          for eps in (0.1, 0.01, 1e-3)],
         Mistake("pad_id_hard_coded", dict(masks=_masks("id_0")),
                 "case with pad_id != 0: the real token 0 is treated as padding and the padding is not; look at "
                 "how the padding mask is made when none is given.", S["padding"],
@@ -415,12 +461,11 @@ MISTAKES = {
     "parameter_count": [
         Mistake("count_no_biases", dict(patch=lambda name: name.endswith("bias")),
                 "your count is short, by an amount that grows with num_layers and with d_ff; look at which "
-                "parameters of each nn.Linear and LayerNorm you count.", S["cost"],
-                "nn.Linear(n_in, n_out): n_in·n_out + n_out; nn.LayerNorm(d): 2d"),
+                "parameters of each nn.Linear and LayerNorm you count.", S["cost"], _LINEAR_RULE),
         Mistake("count_no_layer_norms", dict(patch=lambda name: "norm" in name),
                 "your count is short by 4·d_model per layer and, in pre-LN, 2·d_model more: look at what you "
                 "count for the LayerNorms.", S["layernorm"],
-                "per layer: 4(d_model² + d_model) + (2·d_model·d_ff + d_ff + d_model) + 2·(2·d_model)"),
+                "nn.LayerNorm(d) holds a weight and a bias of d entries each; every layer has two of them"),
         # the layers' LayerNorms and the attention projections' biases are both 4·d_model per layer: no size
         # tells them apart, so the id and the message name both
         Mistake("count_attention_biases_or_layer_norms",
@@ -428,7 +473,7 @@ MISTAKES = {
                 "your count is short by exactly 4·d_model per layer; two different omissions have that size: "
                 "look at what you count for the biases of the four attention projections and for the two "
                 "LayerNorms of a layer.", S["heads"],
-                "per layer: 4(d_model² + d_model) + (2·d_model·d_ff + d_ff + d_model) + 2·(2·d_model)"),
+                "each of w_q, w_k, w_v, w_o is an nn.Linear with a bias; nn.LayerNorm(d) holds a weight and a bias"),
         Mistake("count_final_norm", dict(patch=lambda name: name.startswith("final_norm")),
                 "pre-LN case: your count is 2·d_model short; look at what pre-LN adds after the layers.",
                 S["pre_post"], "final_norm is a LayerNorm (2·d_model) only for norm_first=True"),
@@ -443,11 +488,16 @@ MISTAKES = {
 @dataclass(frozen=True)
 class Failure:
     """A kind of failure that is not one named mistake (a crash, a wrong shape, values that differ):
-    the same three rungs as :class:`Mistake`."""
+    the same rungs as :class:`Mistake` (``place`` None: no section teaches it)."""
 
     id: str
-    section: str | None
+    place: str | None
     rule: str | None
+    probe: str = ""
+
+    @property
+    def section(self) -> str | None:
+        return None if self.place is None else title(self.place)
 
 
 #: every failure kind a verdict may carry besides the named mistakes (the judge's own, the notebook's checks',
@@ -463,8 +513,7 @@ FAILURES = {f.id: f for f in [
     Failure("rows_not_normalized", S["sdpa"], _AXIS_RULE),
     Failure("masked_keys_weighted", S["conventions"], _MASK_RULE),
     Failure("values_differ", None, None),
-    Failure("count_wrong", S["cost"], "count every nn.Linear (weight and bias), both LayerNorms of each layer, "
-            "the embedding, and final_norm only for pre-LN"),
+    Failure("count_wrong", S["cost"], _LINEAR_RULE),
     Failure("input_modified", S["residual"], "a sublayer adds to the residual stream in a new tensor (x = x + ...): "
             "an in-place x += ... changes the caller's tensor and breaks backward"),
     Failure("dropout_missing", S["dropout"], _DROPOUT_RULE),
@@ -478,7 +527,10 @@ FAILURES = {f.id: f for f in [
             "train on cross_entropy of the logits of every position against the reversed tokens"),
     Failure("reverse_answer_built_in", S["order"], "the answer must be learned: before training the model is "
             "blind to the task"),
-    Failure("reverse_loss_not_falling", S["logits"], "the loss starts near ln(vocab_size) and falls; the head "
+    Failure("reverse_no_zero_grad", S["training_loop"], "backward adds into .grad: each step's gradients must be "
+            "that batch's alone, so they are cleared between two steps",
+            "print a parameter's .grad norm just before each optimizer.step() of the first three batches"),
+    Failure("reverse_loss_not_falling", S["training_loop"], "the loss starts near ln(vocab_size) and falls; the head "
             "returns logits (no softmax) and every step calls zero_grad, backward and step"),
     Failure("reverse_accuracy_wrong", S["order"], "accuracy = the share of positions whose argmax over the "
             "vocabulary is the reversed token, with the model in eval mode"),
@@ -516,3 +568,13 @@ def rule_of(mistake_id: str, part: str | None = None) -> str | None:
                 return m.rule
     f = FAILURES.get(mistake_id)
     return f.rule if f else None
+
+
+def probe_of(mistake_id: str, part: str | None = None) -> str | None:
+    """What to print or compare to see ``mistake_id`` for oneself (rung 1), or None."""
+    for p, ms in MISTAKES.items():
+        for m in ms:
+            if m.id == mistake_id and (part is None or p == part) and m.probe:
+                return m.probe
+    f = FAILURES.get(mistake_id)
+    return f.probe if f and f.probe else None

@@ -140,6 +140,24 @@ MISTAKES = [
      {"reverse_task"}),
     ("accuracy_not_reversed", [("sub", "reverse_task", "return (predicted == tokens.flip(1)).float().mean().item()",
                                 "return (predicted == tokens).float().mean().item()")], {"reverse_task"}),
+    # the one-bug cases of issue 40, each named by its own mistake id
+    ("layer_norm_eps", [("sub", "encoder_layer",
+                         "self.norm1 = nn.LayerNorm(d_model)\n        self.norm2 = nn.LayerNorm(d_model)",
+                         "self.norm1 = nn.LayerNorm(d_model, eps=0.1)\n"
+                         "        self.norm2 = nn.LayerNorm(d_model, eps=0.1)")],
+     {"encoder_layer"}),
+    ("mha_merge_without_transpose", [("sub", "multi_head_attention",
+                                      "out = out.transpose(1, 2).reshape(b, t_q, self.d_model)",
+                                      "out = out.reshape(b, t_q, self.d_model)")], {"multi_head_attention"}),
+    ("encoder_pe_off_by_one_row", [("sub", "encoder", " + self.pe[:t]", " + self.pe[1:t + 1]")], {"encoder"}),
+    ("pe_positions_from_one", [("sub", "positional_encoding", "torch.arange(max_len, dtype=torch.float64)",
+                                "torch.arange(1, max_len + 1, dtype=torch.float64)")], {"positional_encoding"}),
+    ("encoder_final_norm_post_ln", [("sub", "encoder", "nn.LayerNorm(d_model) if norm_first else nn.Identity()",
+                                     "nn.LayerNorm(d_model)")], {"encoder"}),
+    ("train_no_zero_grad", [("sub", "reverse_task", "        optimizer.zero_grad()\n", "")], {"reverse_task"}),
+    ("mha_softmax_overflow", [("sub", "multi_head_attention", "        weights = torch.softmax(scores, dim=-1)\n",
+                               "        e = torch.exp(scores)\n        weights = e / e.sum(dim=-1, keepdim=True)\n")],
+     {"multi_head_attention"}),
     ("two_bugs", [("sub", "attention", " / math.sqrt(d_k)", ""),
                   ("sub", "encoder", " * math.sqrt(self.d_model)", "")], {"attention", "encoder"}),
 ]
@@ -180,6 +198,15 @@ HONEST = [
                           " / (1 - self.dropout1.p)\n"
                           "            x = self.norm1(x + a)")], set()),
 ]
+
+# an FFN that keeps linear1 and linear2 and also holds them in an nn.Sequential: the same tensors under two
+# names in its state_dict (issue 40)
+HONEST.append(("ffn_alias_sequential", [
+    ("sub", "feed_forward", "        self.dropout = nn.Dropout(dropout)\n",
+     "        self.dropout = nn.Dropout(dropout)\n"
+     "        self.net = nn.Sequential(self.linear1, nn.ReLU(), self.dropout, self.linear2)\n"),
+    ("sub", "feed_forward", "return self.linear2(self.dropout(torch.relu(self.linear1(x))))", "return self.net(x)")],
+    set()))
 
 FAULTS = [
     ("infinite_loop", [("prepend", "attention", "while True:\n    pass\n")], {"attention"}),

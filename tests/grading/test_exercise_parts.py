@@ -118,6 +118,10 @@ EXPECTED_IDS = {
     "layer_dropout_on_sum": "dropout_misplaced", "layer_no_dropout1": "dropout_missing",
     "encoder_dropout_before_positions": "dropout_misplaced", "accuracy_not_reversed": "reverse_accuracy_wrong",
     "train_no_step": "reverse_loss_not_falling", "mha_dropout_always_on": "dropout_in_eval",
+    "layer_norm_eps": "layer_norm_eps", "mha_merge_without_transpose": "heads_merged_wrong",
+    "encoder_pe_off_by_one_row": "pe_off_by_one_row", "pe_positions_from_one": "pe_off_by_one_row",
+    "encoder_final_norm_post_ln": "final_norm_in_post_ln", "train_no_zero_grad": "reverse_no_zero_grad",
+    "mha_softmax_overflow": "overflow",
 }
 
 
@@ -228,7 +232,8 @@ def test_hints_climb_and_the_record_is_only_a_record(tmp_path, monkeypatch):
     assert hints.LAST_FAILURE["attention"][0] == "attention_unscaled"
     texts = [hints.next_rung("attention") for _ in range(4)]
     assert [r for r, _ in texts] == [1, 2, 3, 3]
-    assert symptom.symptom in texts[0][1] and symptom.section in texts[1][1] and symptom.rule in texts[2][1]
+    assert symptom.symptom not in texts[0][1] and "print" in texts[0][1]      # rung 1: what to print, not the message
+    assert symptom.section in texts[1][1] and symptom.rule in texts[2][1]
     record = hints.read_record(str(tmp_path / hints.HINTS_FILE))
     assert record["attention"] == {"rung": 3, "asked": 4, "mistakes": {"attention_unscaled": 3}}
     (tmp_path / hints.HINTS_FILE).write_text('{"parts": {"attention": {"rung": 99, "asked": "x"}, "os": {}}}')
@@ -400,3 +405,98 @@ def test_a_warning_from_the_students_code_is_a_note_on_stdout_not_stderr(source,
     assert err == "", err
     assert out.count("a note from the cell") == 1 and "costs no points" in out, out
     assert out.rstrip().endswith("passed"), out
+
+
+_PREFIXES = re.compile(r"\b(?:self|torch|math|np|nn\.functional|F)\.")
+
+
+def _normal(text: str) -> str:
+    """Lower case, no blanks, no ``self.``/``torch.``/``math.``/``F.`` prefixes, one kind of quote."""
+    return re.sub(r"\s+", "", _PREFIXES.sub("", text)).lower().replace('"', "'")
+
+
+def _constructor(node) -> bool:
+    """A call of a class (``nn.Linear(...)``, ``EncoderLayer(...)``): a module of the contract."""
+    import ast
+    if not isinstance(node, ast.Call):
+        return False
+    name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+    return name[:1].isupper() or name in NAMES.values()             # or a part's own signature
+
+
+def _computation_lines(nb) -> list[str]:
+    """The model solution's computation, normalised: every statement between the code solution cells'
+    BEGIN/END SOLUTION markers (whole, and the expression it assigns or returns), and every larger
+    sub-expression of one; module constructors (the contract's attributes) and short lines left out."""
+    import ast
+    found = []
+    for cell in nb.cells:
+        if cell.cell_type != "code" or not cell.metadata.get("nbgrader", {}).get("solution"):
+            continue
+        lines = cell.source.splitlines()
+        inside, flag = set(), False
+        for i, line in enumerate(lines, 1):
+            flag = {"### BEGIN SOLUTION": True, "### END SOLUTION": False}.get(line.strip(), flag)
+            if flag:
+                inside.add(i)
+        for node in ast.walk(ast.parse(cell.source)):
+            if getattr(node, "lineno", None) not in inside:
+                continue
+            value = getattr(node, "value", None) if isinstance(node, (ast.Assign, ast.Return, ast.AugAssign)) else None
+            if _constructor(value) or isinstance(value, (ast.IfExp, ast.Name)) or _constructor(node):
+                continue                                              # a module the contract names
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and not (
+                    node.value.args or node.value.keywords):
+                continue                                              # model.train(), optimizer.step(): API names
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.Return, ast.Expr)):
+                found += [t for t in (_normal(ast.unparse(node)), value is not None and _normal(ast.unparse(value)))
+                          if t and len(t) >= 12]
+            elif isinstance(node, (ast.Call, ast.BinOp, ast.Compare, ast.Subscript, ast.Attribute)):
+                text = _normal(ast.unparse(node))
+                if len(text) >= 20:
+                    found.append(text)
+    return sorted(set(found))
+
+
+def test_the_release_states_no_computation_line_of_the_solution(source, release):
+    """Maths and contract, not code (issue 40): no statement of the model solution, nor a larger piece of
+    one, stands in the released notebook's text (markdown, docstrings, comments, the cells as released)."""
+    lines = _computation_lines(source)
+    assert len(lines) > 40 and "key_padding_mask=tokens==pad_id" in lines       # the scan sees the solution
+    assert "finfo(scores.dtype).min" in lines and "x.view(b,t,num_heads,d_k).transpose(1,2)" in lines
+    text = _normal("\n".join(c.source for c in release.cells))
+    stated = [line for line in lines if line in text]
+    assert not stated, stated
+    for fragment in ("register_buffer(", "finfo(", "==pad_id", ".transpose(1,2)", "*sqrt(d_model)+pe[:t]"):
+        assert fragment not in text, fragment
+    # and the scan would see one: the issue's examples, put back into a copy of the release's text
+    for example in ("x.view(b, t, num_heads, d_k).transpose(1, 2)", "key_padding_mask = tokens == pad_id",
+                    "torch.finfo(scores.dtype).min", "linear2(dropout(relu(linear1(x))))"):
+        assert any(line in _normal(example) or _normal(example) in line for line in lines), example
+
+
+def test_every_section_a_hint_names_is_a_heading_of_its_topic(tmp_path):
+    """Rung 2's titles are read from the lecture notebooks by number (sections.py): every place is a heading
+    there about its topic, so a section renumbered, renamed away from its topic or removed fails here."""
+    from course_lib.grading import sections
+    for key, (lecture, number, topic) in sections.PLACES.items():
+        found = sections.headings(lecture).get(number)
+        assert found and topic in found.lower(), (key, lecture, number, found)
+        assert sections.title(key).startswith(f"{lecture:02d} §{number} {found}")
+    assert all(m.section.split(" ", 2)[2] for ms in MISTAKES.values() for m in ms)
+    assert dict(hints.PART_SECTIONS)["reverse_task"].startswith("03 §3 ")            # a training loop written out
+    # a heading renamed in a copy of the notebooks: the title follows it
+    for path in (REPO / "notebooks").glob("0[1-6]_*.ipynb"):
+        text = path.read_text(encoding="utf-8")
+        if path.name.startswith("02_"):
+            text = text.replace("## 5. Multi-head attention", "## 5. Many heads")
+        (tmp_path / path.name).write_text(text, encoding="utf-8")
+    assert sections.title("heads", str(tmp_path)) == "02 §5 Many heads"
+    assert "multi-head" not in sections.headings(2, str(tmp_path))[5].lower()
+    # the titles kept for where the notebooks cannot be read (the grader's judge) are the notebooks' own now,
+    # and a renamed heading makes them stale: rewrite them with `python -m course_lib.grading.sections`
+    written = Path(sections.__file__).with_name("section_titles.py").read_text(encoding="utf-8")
+    assert written == sections.snapshot(), "a heading changed: run python -m course_lib.grading.sections"
+    assert written != sections.snapshot(str(tmp_path))
+    monkeypatch_free = sections.headings(2, str(tmp_path / "nowhere"))
+    assert monkeypatch_free == {}

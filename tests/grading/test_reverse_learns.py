@@ -95,3 +95,46 @@ def test_float_of_a_loss_with_its_graph_passes_validate_quietly():
         warnings.simplefilter("always")
         check_reverser(namespace["Reverser"])
     assert not [w for w in caught if "requires_grad=True to a scalar" in str(w.message)], caught
+
+
+UNLUCKY = 0xa640522877e41007          # issue 40: the model solution's first start stays at the ceiling
+
+
+def test_an_unlucky_start_is_tried_again():
+    """A correct loop stays on a plateau from about one start in 120 (8 of 1,000 seeds of new-seeds failed the
+    model solution with a single start): the harness starts again from the case's next seed, and the model
+    solution and two honest styles (one building its head before its encoder: another initialisation) pass."""
+    import nbformat
+    import torch
+
+    from attack_kit import SOURCE
+    from course_lib.grading.cases import make_cases
+    from course_lib.grading.checks import reference_dependencies
+    from course_lib.grading.harness import run_case
+    from course_lib.grading.judging import judge
+    from exercise_corpus.honest import notebook
+    from exercise_corpus.submissions import apply, define
+    source = nbformat.read(SOURCE, as_version=4)
+    head_first = apply(notebook(source, "honest_a"), [(
+        "sub", "reverse_task",
+        "        self.encoder = Encoder(vocab_size, d_model, num_heads, d_ff, num_layers, max_len=max_len)\n"
+        "        self.head = nn.Linear(d_model, vocab_size)\n",
+        "        self.head = nn.Linear(d_model, vocab_size)\n"
+        "        self.encoder = Encoder(vocab_size, d_model, num_heads, d_ff, num_layers, max_len=max_len)\n")])
+    styles = {"model": source, "honest_b": notebook(source, "honest_b"), "head_first": head_first}
+    case = make_cases("reverse_task", UNLUCKY)[0]
+    assert len(case.kwargs["retry_seeds"]) == 2 and case.kwargs["pass_accuracy"] > 0.5
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        tries = {}
+        for name, nb in styles.items():
+            reverser = define(nb, "reverse_task", "Reverser")
+            with reference_dependencies("reverse_task", reverser):
+                outputs = run_case(case, reverser)
+            assert judge(case, outputs) is None, name
+            tries[name] = int(outputs["tries"])
+    finally:
+        torch.set_num_threads(threads)
+    assert tries["model"] == 2, tries                   # its first start failed: the retry is what passes it
+    print("starts needed:", tries)
