@@ -52,18 +52,28 @@ c.SandboxGrader.gid = -1                 # (no account, no process; -1 picks one
 # What a student wrote (markdown, outputs) is made inert again here (recording.SanitizeStudentCells),
 # also for a notebook autograded before the grader did it itself.
 try:                                      # the grader's package: an instructor's install, not a student's
-    from course_grader.feedback import TEMPLATES, ClearHiddenTestsInTestCells, MathToMathML, NameGradedCells  # noqa: E402
+    from course_grader.feedback import (  # noqa: E402
+        TEMPLATES,
+        CleanHTMLExporter,
+        ClearHiddenTestsInTestCells,
+        MathToMathML,
+        NameGradedCells,
+    )
     from course_grader.formgrade import FormgradeMathToMathML  # noqa: E402
     from course_grader.recording import SanitizeStudentCells  # noqa: E402
 except ImportError:                       # a student's JupyterLab (Validate) needs none of this
     TEMPLATES = None
 if TEMPLATES is not None:
     import nbgrader  # noqa: E402
+    if os.path.basename(sys.argv[0]) == "nbgrader":      # nbgrader's commands (not the Jupyter server's)
+        from course_grader.terminal_out import install  # noqa: E402
+        install()                # control bytes in nbgrader's log lines shown escaped (course_grader/terminal_out.py)
     from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
     from nbgrader.preprocessors import GetGrades  # noqa: E402
 
     c.GenerateFeedback.preprocessors = [GetGrades, SanitizeStudentCells, ClearHiddenTestsInTestCells,
                                        NameGradedCells, MathToMathML, CSSHTMLHeaderPreprocessor]
+    c.GenerateFeedback.exporter_class = CleanHTMLExporter      # the whole page cleaned after rendering (nh3)
     c.HTMLExporter.extra_template_basedirs = [   # ours first: its feedback/, formgrade/ win; then nbgrader's
         TEMPLATES, os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates")]
     # The formgrader's page of a submission works offline too: its maths as MathML, no MathJax from a

@@ -35,7 +35,7 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
-from . import runner
+from . import html_out, runner
 from .feedback import display_data_priority
 
 RESULTS: dict = {}           # (student, notebook) -> {part: {"passed": bool, "message": str}}
@@ -54,29 +54,13 @@ class ClearGradedOutputs(ClearOutput):
         return cell, resources
 
 
-_SCRIPT_URL = re.compile(r"(?i)(?:j\s*a\s*v\s*a|v\s*b)\s*s\s*c\s*r\s*i\s*p\s*t\s*:|d\s*a\s*t\s*a\s*:\s*text/html")
-STUDENT_TAGS = frozenset({"a", "abbr", "b", "blockquote", "br", "code", "del", "details", "div", "em", "h1", "h2",
-                          "h3", "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "ol", "p", "pre", "s", "span",
-                          "strong", "sub", "summary", "sup", "table", "tbody", "td", "th", "thead", "tr", "u", "ul"})
-STUDENT_ATTRIBUTES = {"a": ["href", "title"], "img": ["src", "alt", "title", "width", "height"],
-                      "td": ["colspan", "rowspan", "align"], "th": ["colspan", "rowspan", "align"]}
-
-
-def inert_markdown(text: str) -> str:
-    """A student's markdown with no active HTML: bleach's allow-list (no script, no event handler, no
-    style, no iframe, form, svg or object; links and images over http, https and mailto only), and no
-    ``javascript:``/``vbscript:``/``data:text/html`` URL left in markdown's own links."""
-    import bleach
-    cleaned = bleach.clean(text, tags=STUDENT_TAGS, attributes=STUDENT_ATTRIBUTES, strip=False, strip_comments=True)
-    return _SCRIPT_URL.sub("blocked:", cleaned)
-
-
 class SanitizeStudentCells(NbGraderPreprocessor):
     """What the student wrote holds no active HTML in the autograded notebook that the formgrader and
     the feedback page show: markdown and raw cells (all but the locked ones, which nbgrader restored
-    from the gradebook) through :func:`inert_markdown`; every code cell's outputs through
-    nbconvert's SanitizeHTML (HTML and markdown cleaned, JavaScript, SVG and widgets dropped; PNG, JPEG,
-    plain text and LaTeX kept)."""
+    from the gradebook) rendered and then cleaned (:func:`.html_out.inert_markdown`, never the markdown
+    source); every code cell's outputs through nbconvert's SanitizeHTML with :mod:`.html_out`'s
+    allow-list (JavaScript, SVG and widgets dropped; a markdown output rendered, then cleaned, as
+    HTML; PNG, JPEG, plain text and LaTeX kept). The feedback page is cleaned again as a whole."""
 
     display_data_priority = display_data_priority()          # generate_feedback sets it: no warning
 
@@ -85,17 +69,22 @@ class SanitizeStudentCells(NbGraderPreprocessor):
 
         class Inert(SanitizeHTML):
             def sanitize_html_tags(self, html_str):
-                return inert_markdown(html_str)
+                return html_out.clean_fragment(html_str)
         self._outputs = Inert()
         return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell, resources, index):
         meta = cell.metadata.get("nbgrader", {})
         if cell.cell_type in ("markdown", "raw") and not (meta.get("locked") and meta.get("grade_id")):
-            cell.source = inert_markdown(cell.source)
-            if cell.cell_type == "raw":
-                cell.pop("attachments", None)
+            cell.source = html_out.inert_markdown(cell.source if isinstance(cell.source, str) else "")
+            cell.pop("attachments", None)
         elif cell.cell_type == "code":
+            for output in cell.get("outputs", []):
+                data = output.get("data") if isinstance(output, dict) else None
+                if isinstance(data, dict) and "text/markdown" in data:
+                    markdown = data.pop("text/markdown")
+                    data["text/html"] = html_out.inert_markdown("".join(markdown) if isinstance(markdown, list)
+                                                                else str(markdown))
             cell.outputs = self._outputs.sanitize_code_outputs(cell.get("outputs", []))
         return cell, resources
 

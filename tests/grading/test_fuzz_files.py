@@ -20,11 +20,12 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from course_grader import files_in
 from course_grader.collect import ServerCollect
+from fuzz_kit import fuzz
 
 ME = pwd.getpwuid(os.geteuid()).pw_name
 STUDENTS = ["daemon", "bin", "sys"] if os.geteuid() == 0 else []      # accounts on any Debian or Ubuntu
@@ -166,7 +167,7 @@ def _build(root: Path, layout, outside: Path) -> None:
                 s.close()
 
 
-@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@fuzz(60)
 @given(layout=LAYOUT)
 def test_fuzz_exchange_layouts_copy_only_the_students_own_regular_files(tmp_path_factory, layout):
     tmp = tmp_path_factory.mktemp("x")
