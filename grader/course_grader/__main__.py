@@ -43,6 +43,8 @@ copies, the written answers."""
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    from .terminal_out import install
+    install()                    # every log line and stream of this process: control bytes shown escaped
     if not argv or argv[0] in ("-h", "--help"):
         print(USAGE)
         return 0
