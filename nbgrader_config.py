@@ -59,7 +59,7 @@ try:                                      # the grader's package: an instructor'
         MathToMathML,
         NameGradedCells,
     )
-    from course_grader.formgrade import FormgradeMathToMathML  # noqa: E402
+    from course_grader.formgrade import FormgradeMathToMathML, switch_off_plain_actions  # noqa: E402
     from course_grader.recording import SanitizeStudentCells  # noqa: E402
 except ImportError:                       # a student's JupyterLab (Validate) needs none of this
     TEMPLATES = None
@@ -68,6 +68,11 @@ if TEMPLATES is not None:
     if os.path.basename(sys.argv[0]) == "nbgrader":      # nbgrader's commands (not the Jupyter server's)
         from course_grader.terminal_out import install  # noqa: E402
         install()                # control bytes in nbgrader's log lines shown escaped (course_grader/terminal_out.py)
+        os.umask(0o077)          # what nbgrader writes here (feedback, grades.csv) is the instructor's alone
+    # The formgrader's Autograde and Collect buttons would run plain nbgrader (unsandboxed, a folder taken on
+    # the student's word): they answer with the sandboxed command to run instead (course_grader/formgrade.py).
+    switch_off_plain_actions()
+    c.Autograde.permissions = 600            # autograded notebooks: the instructor's alone (nbgrader: 444)
     from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
     from nbgrader.preprocessors import GetGrades  # noqa: E402
 

@@ -136,6 +136,15 @@ def test_a_regrade_keeps_the_hand_grading(course):
                   "--allow-public-seeds"], course)
     assert again.returncode == 0, again.stderr[-3000:]
     assert grades() == graded and len(graded) == 5 and not any(need for _, need in graded.values())
+    # issue 41 item 11: an answer changed under the same timestamp.txt is flagged, the others stay graded
+    path = course / "submitted" / "marked" / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    _cell(nb, "answer_reverser").source += "\n\nA better answer, written after the grading."
+    nbformat.write(nb, path)
+    changed = _run([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--student", "marked", "--force",
+                    "--allow-public-seeds"], course)
+    assert changed.returncode == 0, changed.stderr[-3000:]
+    assert {g: need for g, (_, need) in grades().items()} == {g: g == "answer_reverser" for g in graded}
     (course / "submitted" / "marked" / ASSIGNMENT / "timestamp.txt").write_text("2026-01-16 09:00:00.000000 UTC")
     resubmitted = _run([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--student", "marked",
                         "--force", "--allow-public-seeds"], course)
