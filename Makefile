@@ -15,6 +15,7 @@ NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
 .PHONY: setup setup-dev lab test test-fast nbval nbval-cpus site browser-deps sandbox-deps hub-deps a11y-deps hub-demo bench clean figures
+.PHONY: instructor release
 
 setup: $(STAMP)
 setup-dev: $(DEV_STAMP)
@@ -39,6 +40,22 @@ $(STAMP): pyproject.toml tools/install_torch.py
 $(DEV_STAMP): $(STAMP) grader/pyproject.toml
 	$(PY) -m pip install -q -e ".[dev]" -e grader
 	@touch $(DEV_STAMP)
+
+# The instructor's environment (docs/instructors.md, step 0): the student's (`make setup`), plus the
+# grader (grader/, course_grader) and bubblewrap, which confines the grader's parts. No test tools.
+INSTRUCTOR_STAMP := $(VENV)/.installed-instructor
+instructor: $(INSTRUCTOR_STAMP) sandbox-deps
+
+$(INSTRUCTOR_STAMP): $(STAMP) grader/pyproject.toml
+	$(PY) -m pip install -q -e grader
+	@touch $(INSTRUCTOR_STAMP)
+
+# A version a course can keep: dist/course-<version>-<commit>/ (git-ignored) with the commit's files as a
+# tar.gz, the course_lib and course_grader wheels built from it, RELEASE.txt and SHA256SUMS (tools/release.py).
+# COMMIT=<id> releases another commit than HEAD (one from CHANGELOG.md, say).
+COMMIT ?= HEAD
+release: $(STAMP)
+	$(PY) tools/release.py --commit $(COMMIT)
 
 # The website's builder: the above, plus the `site` extra (Sphinx, MyST-NB, the book theme).
 $(SITE_STAMP): $(STAMP)

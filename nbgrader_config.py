@@ -39,16 +39,17 @@ c.OverwriteCells.add_missing_cells = True
 c.SandboxGrader.jobs = 2                 # submissions graded in parallel (one per CPU core)
 c.SandboxGrader.part_timeout = 20.0      # wall-clock seconds per part; a correct part needs < 1 s
 c.SandboxGrader.memory_mb = 2048         # address space a part may add
-c.SandboxGrader.uid = -1                 # grading as root: the student's code runs as a uid of its own
-c.SandboxGrader.gid = -1                 # (no account, no process; -1 picks one), not as nobody
+c.SandboxGrader.uid = 65534              # grading as root: the student's code runs as nobody (65534),
+c.SandboxGrader.gid = 65534              # which owns nothing in the sandbox's view (-1 means the same)
 
 
 # Feedback goes to the students: it must not show the hidden tests (their seeds would let a student
 # reproduce the hidden cases), and it must work offline. generate_feedback removes the hidden blocks
 # of the test cells (a student's own cells are left as written), names each graded cell after its
-# part in the page's list of scores, writes the maths as MathML, puts the exercise's figures into the
-# page (the HTML is all a student gets back), and uses a copy of nbgrader's page that wraps long
-# messages and loads no MathJax from a CDN: see grader/course_grader/feedback.py and its templates/.
+# part in the page's list of scores, gives the figures the student's code drew alt text, writes the
+# maths as MathML, puts the exercise's figures into the page (the HTML is all a student gets back),
+# and uses a copy of nbgrader's page that wraps long messages and loads no MathJax from a CDN: see
+# grader/course_grader/feedback.py and its templates/.
 # What a student wrote (markdown, outputs) is made inert again here (recording.SanitizeStudentCells),
 # also for a notebook autograded before the grader did it itself.
 try:                                      # the grader's package: an instructor's install, not a student's
@@ -56,6 +57,7 @@ try:                                      # the grader's package: an instructor'
         TEMPLATES,
         CleanHTMLExporter,
         ClearHiddenTestsInTestCells,
+        DescribeFigures,
         MathToMathML,
         NameGradedCells,
     )
@@ -77,7 +79,7 @@ if TEMPLATES is not None:
     from nbgrader.preprocessors import GetGrades  # noqa: E402
 
     c.GenerateFeedback.preprocessors = [GetGrades, SanitizeStudentCells, ClearHiddenTestsInTestCells,
-                                       NameGradedCells, MathToMathML, CSSHTMLHeaderPreprocessor]
+                                       NameGradedCells, DescribeFigures, MathToMathML, CSSHTMLHeaderPreprocessor]
     c.GenerateFeedback.exporter_class = CleanHTMLExporter      # the whole page cleaned after rendering (nh3)
     c.HTMLExporter.extra_template_basedirs = [   # ours first: its feedback/, formgrade/ win; then nbgrader's
         TEMPLATES, os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates")]

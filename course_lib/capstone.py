@@ -14,9 +14,12 @@ code (its ``bbcnews`` module prints when imported and its ``newsgrp`` module dow
 redistributes none of them. Nothing is downloaded.
 
 * :func:`load_articles`: the headlines of the 2,225 articles, their topics and files, sorted by file;
+* :func:`load_corpus`: the same from a folder of your own in the same layout (``<topic>/<name>.txt``, the
+  first line the headline, the rest the body), for a course that runs 08 and 09 on another corpus;
 * :func:`balanced_split`: a seeded split with the same number of distinct headlines per topic;
 * :func:`sentence_features`: MiniLM's mean-pooled sentence embeddings, in batches sorted by length;
-* :func:`occlusion`: how much a model's probability moves when each word is left out.
+* :func:`occlusion`: how much a model's probability moves when each word is left out;
+* :func:`cross_validate`: choose a model's setting (a penalty, a smoothing) on the training split alone.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from .errors import CourseValueError, check_int
@@ -35,8 +39,8 @@ TOPICS = ("business", "entertainment", "politics", "sport", "tech")
 _FOLDERS = {"business": "business", "entertainment": "entertainment", "politics": "politics",
             "sport": "sports", "tech": "tech"}          # the package names the sport folder "sports"
 
-__all__ = ["TOPICS", "data_dir", "read_article", "Articles", "load_articles", "balanced_split",
-           "sentence_features", "occlusion", "article_sentences"]
+__all__ = ["TOPICS", "data_dir", "read_article", "Articles", "load_articles", "load_corpus", "balanced_split",
+           "sentence_features", "occlusion", "article_sentences", "cross_validate"]
 
 
 def data_dir() -> Path:
@@ -64,11 +68,12 @@ def read_article(path: Path) -> str:
 @dataclass(frozen=True)
 class Articles:
     """Parallel lists: ``headline[i]`` is the headline of an article on ``topic[i]``, read from
-    ``file[i]`` (``"<folder>/<name>.txt"`` inside :func:`data_dir`)."""
+    ``file[i]`` (``"<folder>/<name>.txt"`` inside ``root``: :func:`data_dir` when ``root`` is None)."""
 
     headline: list[str]
     topic: list[str]
     file: list[str]
+    root: Path | None = None
 
     def __len__(self) -> int:
         return len(self.headline)
@@ -76,7 +81,7 @@ class Articles:
     def subset(self, index: Sequence[int]) -> Articles:
         """The articles at ``index``, in that order."""
         return Articles([self.headline[i] for i in index], [self.topic[i] for i in index],
-                        [self.file[i] for i in index])
+                        [self.file[i] for i in index], self.root)
 
 
 def load_articles(topics: Sequence[str] = TOPICS) -> Articles:
@@ -92,6 +97,30 @@ def load_articles(topics: Sequence[str] = TOPICS) -> Articles:
             topic.append(name)
             file.append(f"{path.parent.name}/{path.name}")
     return Articles(headline, topic, file)
+
+
+def load_corpus(root: str | Path, topics: Sequence[str] | None = None) -> Articles:
+    """A corpus of your own in the BBC files' layout: ``root/<topic>/<name>.txt``, one article per file,
+    UTF-8 (or Latin-1), its first line the headline and the following lines its body, one paragraph a
+    line. ``topics``: the folders to read (default: every folder of ``root``, sorted by name, which is
+    the order of :data:`TOPICS` for the BBC's five). Topic by topic, each folder's files sorted by name;
+    :func:`balanced_split` and :func:`article_sentences` take the result as they take
+    :func:`load_articles`'."""
+    root = Path(root)
+    if not root.is_dir():
+        raise CourseValueError(f"root: expected a folder of topic folders, got {str(root)!r}, not a folder")
+    names = sorted(p.name for p in root.iterdir() if p.is_dir()) if topics is None else list(topics)
+    headline, topic, file = [], [], []
+    for name in names:
+        folder = root / name
+        files = sorted(folder.glob("*.txt")) if folder.is_dir() else []
+        if not files:
+            raise CourseValueError(f"topics: expected a folder {name!r} of .txt files in {str(root)!r}, found none")
+        for path in files:
+            headline.append(read_article(path).split("\n", 1)[0].strip())
+            topic.append(name)
+            file.append(f"{name}/{path.name}")
+    return Articles(headline, topic, file, root)
 
 
 def balanced_split(data: Articles, train_per_topic: int, test_per_topic: int, seed: int = 0):
@@ -164,10 +193,37 @@ def article_sentences(data: Articles, index: Sequence[int] | None = None) -> lis
     """The sentences of the articles' bodies (the text after the headline), article by article in the
     order of ``index`` (default: all): each paragraph split after ``.``, ``!`` or ``?`` followed by a space and
     a capital, a digit or a quote. A rough rule ("Mr. Smith" is cut in two), enough for word statistics."""
-    root = data_dir()
+    root = data_dir() if data.root is None else data.root
     out = []
     for i in range(len(data)) if index is None else index:
-        body = read_article(root / data.file[i]).split("\n", 1)[1]
+        body = (read_article(root / data.file[i]).split("\n", 1) + [""])[1]
         for paragraph in body.split("\n"):
             out += [s.strip() for s in _SENTENCE_END.split(paragraph.strip()) if s.strip()]
     return out
+
+
+def cross_validate(fit: Callable, grid: Sequence, features, labels, folds: int = 5):
+    """Choose one setting from ``grid`` with the training data alone: ``(best, right)``.
+
+    Fold ``k`` holds the rows ``i`` with ``i % folds == k``. For each value of ``grid``, ``fit(features,
+    labels, value)`` is trained on the other folds and must return a model with ``predict``; ``right[j]``
+    is the number of held-out rows it gets right, summed over the folds (every row is held out once).
+    ``best`` is the first value with the most. ``features`` is anything indexed by an integer array (a
+    NumPy array, a SciPy sparse matrix); ``labels`` a NumPy array. No test row is needed, or seen.
+    """
+    check_int("folds", folds, low=2)
+    labels = np.asarray(labels)
+    if len(grid) == 0:
+        raise CourseValueError("grid: expected at least one value to try, got none")
+    if features.shape[0] != len(labels) or len(labels) < folds:
+        raise CourseValueError(f"features, labels: expected as many rows as labels and at least folds={folds}, "
+                               f"got {features.shape[0]} rows and {len(labels)} labels")
+    fold = np.arange(len(labels)) % folds                                  # (rows,): the fold of each row
+    right = []
+    for value in grid:
+        n = 0
+        for k in range(folds):
+            model = fit(features[fold != k], labels[fold != k], value)     # trained without fold k
+            n += int((model.predict(features[fold == k]) == labels[fold == k]).sum())
+        right.append(n)
+    return grid[int(np.argmax(right))], right

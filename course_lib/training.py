@@ -8,16 +8,17 @@ train the encoder, with a linear head on top, to put them back.
   word, 10 % stay as they are (BERT's 80/10/10 rule); the labels are the original ids there and
   :data:`IGNORE` everywhere else;
 * :func:`masked_lm_loss`: the cross-entropy at the picked positions only;
-* :func:`warmup_factor`: the learning rate's factor, a linear warm-up then the paper's ``1/sqrt(step)``;
 * :class:`MaskedLM`: an encoder and a linear head over the vocabulary;
 * :func:`without_residuals`: the ablation that cuts both residual connections of every layer;
-* :func:`train_mlm`, :func:`fill_in_accuracy`: the training loop and the held-out score.
+* :func:`exercise_encoder`: the student's ``Encoder`` from the exercise notebook, or the reference's.
+
+The experiment of lecture 09 (data, baselines, schedule, runs) is :mod:`course_lib.mlm_runs`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
@@ -31,9 +32,8 @@ IGNORE = -100                  # the label of a position the loss skips (F.cross
 MASK = "<mask>"
 MASK_ID = 2
 
-__all__ = ["IGNORE", "MASK", "MASK_ID", "mlm_vocab", "encode_texts", "mask_tokens", "masked_lm_loss",
-           "warmup_factor", "MaskedLM", "without_residuals", "train_mlm", "fill_in_accuracy", "unigram_guess",
-           "heldout_masks", "masked_scores", "unigram_scores", "exercise_encoder"]
+__all__ = ["IGNORE", "MASK", "MASK_ID", "mlm_vocab", "encode_texts", "mask_tokens", "masked_lm_loss", "MaskedLM",
+           "without_residuals", "exercise_encoder"]
 
 
 def mlm_vocab(texts: Sequence[str], min_freq: int = 2, max_size: int | None = None) -> WordTokenizer:
@@ -80,18 +80,6 @@ def masked_lm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     Shape: logits ``(B, T, V)``, labels ``(B, T)``; a scalar out.
     """
     return F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=IGNORE)
-
-
-def warmup_factor(step: int, warmup: int) -> float:
-    """The learning rate's factor at ``step`` (0, 1, 2, ...): ``(step + 1) / warmup`` during the warm-up,
-    then ``sqrt(warmup / (step + 1))``, the paper's inverse square root (Vaswani et al. 2017, eq. 3),
-    scaled so that its peak is 1. ``warmup=0``: no warm-up, the factor is 1 at every step."""
-    check_int("step", step, low=0)
-    check_int("warmup", warmup, low=0)
-    if warmup == 0:
-        return 1.0
-    n = step + 1
-    return min(n / warmup, math.sqrt(warmup / n))
 
 
 class MaskedLM(nn.Module):
@@ -141,76 +129,6 @@ def without_residuals(encoder: nn.Module) -> nn.Module:
                                    f"got {type(layer).__name__}")
         layer.__class__ = _NoResidualLayer
     return encoder
-
-
-def train_mlm(model: nn.Module, tokens: torch.Tensor, steps: int, batch_size: int, lr: float, warmup: int,
-              seed: int, vocab_size: int, every: int = 10, mask_p: float = 0.15, grad_clip: float | None = None,
-              on_step: Callable[[int, float], None] | None = None) -> list[float]:
-    """Train ``model`` with Adam on masked words of ``tokens (N, T)``; returns the mean training loss of
-    every ``every`` steps (one number per block of steps).
-
-    The batches (rows drawn at random) and the masks come from one generator seeded with ``seed``, so
-    two models trained with the same seed see exactly the same data. The learning rate is
-    ``lr * warmup_factor(step, warmup)``. A loss that is not finite stops the run; the rest of the
-    curve is then ``nan``.
-    """
-    check_int("steps", steps, low=1)
-    generator = torch.Generator().manual_seed(seed)
-    device = next(model.parameters()).device
-    tokens = tokens.cpu()                                  # batches and masks are drawn on the CPU, then moved
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: warmup_factor(step, warmup))
-    model.train()
-    curve, block = [], []
-    for step in range(steps):
-        rows = torch.randint(0, len(tokens), (batch_size,), generator=generator)
-        inputs, labels = mask_tokens(tokens[rows], vocab_size, generator, p=mask_p)
-        at = (labels != IGNORE).to(device)                                     # (B, T): the picked positions
-        loss = F.cross_entropy(model(inputs.to(device), at=at), labels.to(device)[at])   # = masked_lm_loss
-        if not torch.isfinite(loss):
-            curve += [math.nan] * (steps // every - len(curve))
-            break
-        optimizer.zero_grad()
-        loss.backward()
-        if grad_clip is not None:
-            nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
-        optimizer.step()
-        schedule.step()
-        block.append(loss.item())
-        if len(block) == every:
-            curve.append(sum(block) / every)
-            block = []
-        if on_step is not None:
-            on_step(step, loss.item())
-    model.eval()
-    return curve
-
-
-@torch.no_grad()
-def fill_in_accuracy(model: nn.Module, tokens: torch.Tensor, batch_size: int = 512) -> tuple[int, int]:
-    """Hide each known word of ``tokens (N, T)`` in turn (one ``<mask>`` per copy of the sentence) and
-    count the copies where the model's top word is the hidden one: ``(right, total)``. ``<pad>`` and
-    ``<unk>`` are never hidden, and the model may not answer ``<pad>``, ``<unk>`` or ``<mask>``."""
-    model.eval()
-    device = next(model.parameters()).device
-    rows, cols = ((tokens != PAD_ID) & (tokens != UNK_ID)).nonzero(as_tuple=True)   # every word to hide
-    right = 0
-    for start in range(0, len(rows), batch_size):
-        r, c = rows[start:start + batch_size], cols[start:start + batch_size]
-        inputs = tokens[r].clone()                                                     # (b, T)
-        inputs[torch.arange(len(r)), c] = MASK_ID
-        at = torch.zeros_like(inputs, dtype=torch.bool)
-        at[torch.arange(len(r)), c] = True                                             # one position per row
-        logits = model(inputs.to(device), at=at.to(device))                            # (b, V)
-        logits[:, :MASK_ID + 1] = -math.inf
-        right += int((logits.argmax(-1).cpu() == tokens[r, c]).sum())
-    return right, len(rows)
-
-
-def unigram_guess(tokens: torch.Tensor) -> int:
-    """The baseline's one answer: the id of the most frequent known word of ``tokens`` (ties: lowest id)."""
-    ids = tokens[(tokens != PAD_ID) & (tokens != UNK_ID)]
-    return int(torch.bincount(ids).argmax())
 
 
 def exercise_encoder(notebook, check_size: int = 11) -> tuple[type, str]:
@@ -269,37 +187,3 @@ def exercise_encoder(notebook, check_size: int = 11) -> tuple[type, str]:
     if not same:
         return reference.Encoder, f"your Encoder's output differs from the reference's: {fallback}"
     return mine, f"your Encoder, from {path.name}: it gives the reference's output on a small batch"
-
-
-def heldout_masks(tokens: torch.Tensor, vocab_size: int, seed: int = 0, p: float = 0.15):
-    """One fixed masking of held-out ``tokens``, the same for every model scored on it: ``(inputs, labels)``."""
-    return mask_tokens(tokens, vocab_size, torch.Generator().manual_seed(seed), p=p)
-
-
-@torch.no_grad()
-def masked_scores(model: nn.Module, inputs: torch.Tensor, labels: torch.Tensor, batch_size: int = 256):
-    """The model on fixed masks: ``(loss, right, total)``, the mean cross-entropy at the picked positions,
-    and how many of them its top word gets right (``<pad>``, ``<unk>``, ``<mask>`` never answered)."""
-    model.eval()
-    device = next(model.parameters()).device
-    total_loss, right, total = 0.0, 0, 0
-    for start in range(0, len(inputs), batch_size):
-        x, y = inputs[start:start + batch_size], labels[start:start + batch_size]
-        at = y != IGNORE
-        logits = model(x.to(device), at=at.to(device)).double().cpu()          # (picked, V)
-        total_loss += F.cross_entropy(logits, y[at], reduction="sum").item()
-        logits[:, :MASK_ID + 1] = -math.inf
-        right += int((logits.argmax(-1) == y[at]).sum())
-        total += int(at.sum())
-    return total_loss / total, right, total
-
-
-def unigram_scores(train_tokens: torch.Tensor, labels: torch.Tensor, vocab_size: int):
-    """The baseline that ignores the context: every masked word guessed from the training words'
-    frequencies (add-one smoothed). ``(loss, right, total)`` on the picked positions of ``labels``."""
-    known = train_tokens[(train_tokens != PAD_ID) & (train_tokens != UNK_ID)]
-    counts = torch.bincount(known, minlength=vocab_size).double() + 1
-    counts[:MASK_ID + 1] = 0                                                     # never a target
-    log_p = (counts / counts.sum()).log()
-    y = labels[labels != IGNORE]
-    return -log_p[y].mean().item(), int((y == unigram_guess(train_tokens)).sum()), len(y)

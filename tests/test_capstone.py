@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 
+import numpy as np
 import pytest
 import torch
 
@@ -13,6 +14,7 @@ from course_lib.capstone import (
     TOPICS,
     article_sentences,
     balanced_split,
+    cross_validate,
     data_dir,
     load_articles,
     occlusion,
@@ -124,3 +126,50 @@ def test_article_sentences_are_the_bodies_split_into_sentences(data):
     assert data.headline[0] not in first                                   # the headline is not a sentence
     assert all(s == s.strip() and s for s in first) and len(first) > 10
     assert article_sentences(data, [1, 0])[-len(first):] == first           # article by article, in that order
+
+
+class Threshold:
+    """A toy model: predicts 1 where the feature exceeds a threshold learned as the mean of the training rows
+    plus ``value``; it records the rows it was trained on."""
+
+    seen: list = []
+
+    def __init__(self, features, labels, value):
+        Threshold.seen.append(features[:, 0].tolist())
+        self.cut = features[:, 0].mean() + value
+
+    def predict(self, features):
+        return (features[:, 0] > self.cut).astype(int)
+
+
+def test_cross_validate_holds_each_fold_out_once_and_counts_the_right_answers():
+    features = np.arange(10, dtype=float)[:, None]                 # rows 0..9, label 1 for the top half
+    labels = (features[:, 0] >= 5).astype(int)
+    Threshold.seen = []
+    best, right = cross_validate(Threshold, [-10.0, 0.0, 10.0], features, labels, folds=5)
+    # fold k holds rows k and k + 5; the model never sees its held-out rows
+    assert Threshold.seen[0] == [1.0, 2.0, 3.0, 4.0, 6.0, 7.0, 8.0, 9.0] and len(Threshold.seen) == 15
+    assert all(set(seen).isdisjoint({k, k + 5}) for k, seen in zip(range(5), Threshold.seen))
+    expected = []
+    for value in (-10.0, 0.0, 10.0):
+        n = 0
+        for k in range(5):
+            kept = [i for i in range(10) if i % 5 != k]
+            cut = np.mean(kept) + value
+            n += sum(int((i > cut) == (i >= 5)) for i in (k, k + 5))
+        expected.append(n)
+    assert right == expected == [5, 9, 5] and best == 0.0              # the first value with the most
+
+
+def test_cross_validate_picks_the_first_of_equals_and_rejects_bad_input():
+    features, labels = np.zeros((6, 1)), np.zeros(6, dtype=int)
+    best, right = cross_validate(Threshold, [3.0, -3.0], features, labels, folds=3)
+    assert right == [6, 0] and best == 3.0
+    best, right = cross_validate(Threshold, [5.0, 3.0], features, labels, folds=3)
+    assert right == [6, 6] and best == 5.0
+    with pytest.raises(CourseValueError, match="grid: expected at least one value"):
+        cross_validate(Threshold, [], features, labels)
+    with pytest.raises(CourseValueError, match="features, labels: expected as many rows as labels"):
+        cross_validate(Threshold, [0.0], features, labels[:5])
+    with pytest.raises(CourseValueError, match="folds"):
+        cross_validate(Threshold, [0.0], features, labels, folds=1)

@@ -24,7 +24,7 @@ MINIMUM = 3                  # practice exercises per lecture (self-check quizze
 KINDS = {"write", "predict", "change", "quiz"}
 FENCE = re.compile(r"```python\n(.*?)```", re.S)
 IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+\.svg)\)")
-WRITE_LINES = 3              # a write task's solution: at least this many lines of code
+WRITE_LINES = 5              # a write task's solution: at least this many lines of code (issue 42)
 
 
 def tags(cell) -> list[str]:
@@ -139,9 +139,82 @@ def output_text(cell) -> str:
     return "\n".join(text)
 
 
+NUMBER = re.compile(r"(?<![\w.])[-−]?\d{1,3}(?:[, \u2009\u202f]\d{3})+(?:\.\d+)?(?![\w])"     # 2,099,712
+                    r"|(?<![\w.])[-−]?\d+(?:\.\d+)?(?![\w])")                                  # 128, 1.342
+BOLD = re.compile(r"\*\*(.+?)\*\*|__(.+?)__|\\mathbf\{([^{}]+)\}|\\textbf\{([^{}]+)\}"
+                  r"|<(?:b|strong)>(.+?)</(?:b|strong)>", re.S)
+SPECIFIC_DIGITS = 3          # a number of this many digits or more is specific enough to give an answer away
+
+
+def _digits(token: str) -> str:
+    """The significant digits of a number token: without sign, separators, decimal point, leading zeros
+    and the zeros that end a decimal fraction (``1.0000`` has one, ``4.00`` one, ``0.893`` three)."""
+    if "." in token:
+        token = token.rstrip("0")
+    return re.sub(r"\D", "", token).lstrip("0")
+
+
+def _value(token: str) -> float:
+    return float(re.sub(r"[, \u2009\u202f]", "", token).replace("−", "-"))
+
+
+def _squash(text: str) -> str:
+    """Lower case, every run of whitespace one space, and no TeX dollars: how texts are compared."""
+    return re.sub(r"\s+", " ", text.replace("$", "")).strip().lower()
+
+
+VALUE = re.compile(r"(?:[A-Za-z_][\w.]*\s*=\s*)?("                       # name = 128, 4.00 MiB, 1,225
+                   + NUMBER.pattern.replace(r"(?![\w])", r"(?![\d])") + r")\s*[A-Za-z%]*")
+
+
+def needles(answers: list[str]) -> tuple[list[str], list[float], list[str]]:
+    r"""What gives an answer away, from the strings of ``practice.answer``:
+
+    * each string itself (a phrase: ``"one pass"``, ``"cross at T = 128"``), compared case-insensitively
+      with runs of whitespace made one space and TeX's ``$`` dropped;
+    * the *value* of a string that is a value: a number, alone or as ``name = number`` or with a unit
+      (``105``, ``passes_in_training = 1``, ``4.00 MiB``), not a number inside a formula or a sentence
+      (``10000`` in ``λ = 2π · 10000^(6/64)``). A value is found on the page as a number of the same
+      value in any writing (``2,099,712``, ``2099712``, ``2 099 712``) when it is *specific*: at least
+      ``SPECIFIC_DIGITS`` (3) significant digits (``128``, ``105``, ``1.342``, ``0.893``, ``20,000``).
+      A shorter one (``1``, ``5``, ``50``, ``0.5``, ``4.00``, ``1.0000``) stands on every page for other
+      reasons, so it counts only in its bold form;
+    * the bold form of each string and of each value, specific or not: a bold span (``**x**``,
+      ``__x__``, ``\mathbf{x}``, ``\textbf{x}``, ``<b>``/``<strong>``) whose whole content is that string
+      or value (``**1**``, ``$\mathbf{T = d}$`` for the phrase ``T = d``).
+
+    Returns ``(phrases, specific numbers, bold contents)``, the last two in comparable form."""
+    phrases = [_squash(a) for a in answers]
+    numbers, bold = [], list(phrases)
+    for answer in answers:
+        value = VALUE.fullmatch(answer.strip())
+        if value:
+            token = value.group(1)
+            bold.append(_squash(token))
+            if len(_digits(token)) >= SPECIFIC_DIGITS:
+                numbers.append(_value(token))
+    return phrases, numbers, bold
+
+
+def gives_away(text: str, answers: list[str]) -> list[str]:
+    """The pieces of ``text`` that give one of ``answers`` away (see :func:`needles`)."""
+    phrases, numbers, bold = needles(answers)
+    found = [p for p in phrases if p in _squash(text)]
+    for token in NUMBER.findall(text):
+        if len(_digits(token)) >= SPECIFIC_DIGITS and any(
+                abs(_value(token) - n) <= 1e-9 * max(1.0, abs(n)) for n in numbers):
+            found.append(token)
+    for match in BOLD.finditer(text):
+        content = _squash(next(g for g in match.groups() if g is not None)).strip(" .,:;")
+        if content in bold:
+            found.append(match.group(0))
+    return found
+
+
 def spoilers(nb, folder: Path) -> list[str]:
     """Where a prediction's or a quiz's answer shows on the page before its check: a markdown cell (and
-    the text of the figures it shows), a code cell's source before the exercise, any stored output."""
+    the text of the figures it shows), a code cell's source (code and comments) before the exercise,
+    any stored output up to the check. What counts as the answer: :func:`needles`."""
     found = []
     for i, check, _ in exercises(nb):
         practice = nb.cells[i].metadata["practice"]
@@ -158,9 +231,8 @@ def spoilers(nb, folder: Path) -> list[str]:
                 where = cell.source + " " + svg_text(cell.source, folder)
             else:
                 where = (cell.source if j < i else "") + "\n" + output_text(cell)
-            for answer in answers:
-                if answer.lower() in where.lower():
-                    found.append(f"cell {i}: its answer {answer!r} shows in cell {j}, before the check")
+            for piece in dict.fromkeys(gives_away(where, answers)):
+                found.append(f"cell {i}: its answer shows in cell {j}, before the check: {piece!r}")
     return found
 
 
@@ -193,6 +265,63 @@ def test_spoilers_are_found(tmp_path):
     assert spoilers(page("What will p be?", True, "", ""), tmp_path)
     assert spoilers(page("What will p be?", False, "p = 1.0000\n", ""), tmp_path)
     assert spoilers(page("What will p be?", False, "", "1.0000\n"), tmp_path)
+
+
+def test_an_answer_is_found_by_its_numbers_and_its_bold_form():
+    """The needles of an answer: the phrase in any case and spacing, a specific number in any writing,
+    and the bold form even of a short number; a short number in plain text is not a spoiler."""
+    answers = ["passes_in_training = 1", "crossover_T = 128", "2,099,712", "T = d", "cross at T = d"]
+    assert "cross at t = d" in gives_away("They CROSS  at $T = d$.", answers)
+    assert gives_away("T =   128   RNN 2,097,152", answers) == ["128"]
+    assert gives_away("it has 2 099 712 parameters", answers) == ["2 099 712"]
+    assert gives_away("2099712.0", answers) == ["2099712.0"]
+    assert gives_away("one pass, **1**, is enough", answers) == ["**1**"]
+    assert gives_away(r"They are equal at $\mathbf{T = d}$", answers)
+    assert gives_away("step 1 reads one token; 12.8 or 1280 or 128.5 are other numbers", answers) == []
+    assert gives_away("sum 1.00, 4.000 and 1.0000", ["p = 1.0000", "4.00 MiB"]) == []
+    assert gives_away("λ = 2π · 10000^(6/64) with 10000", ["λ = 2π · 10000^(6/64) = 14.9"]) == []
+    assert gives_away("**Practice 1 (write).** Write the loop", answers) == []
+
+
+def _write_tasks_tool():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("write_tasks", ROOT / "tools" / "write_tasks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_teachers_guide_lists_the_notebooks_write_tasks():
+    """docs/teachers-guide.md's table of write tasks is the one tools/write_tasks.py reads from the
+    notebooks' metadata (after a notebook changes: python tools/write_tasks.py)."""
+    tool = _write_tasks_tool()
+    assert tool.current(tool.GUIDE.read_text(encoding="utf-8")) == tool.table(), \
+        "docs/teachers-guide.md's write tasks are stale: run python tools/write_tasks.py"
+    sample = "x = 1\n    # a comment\n\ny = 2\n"
+    assert tool.code_lines(sample) == code_lines(sample) == 2          # the same rule as the write-task test
+
+
+def test_the_write_tasks_table_follows_the_metadata(tmp_path, monkeypatch):
+    """A write task the notebook gains shows in the table, named by what its cell defines or leaves open,
+    with its solution's lines of code; a predict does not."""
+    tool = _write_tasks_tool()
+    cells = [nbformat.v4.new_code_cell("def f(x):\n    return ...", metadata={
+                 "tags": ["exercise"], "practice": {"kind": "write"}}),
+             nbformat.v4.new_markdown_cell("<details>\n\n```python\ndef f(x):\n    # double it\n\n    y = 2 * x\n"
+                                           "    return y\n```\n</details>", metadata={"tags": ["solution"]}),
+             nbformat.v4.new_code_cell("w = ...  # a matrix",
+                                       metadata={"tags": ["exercise"], "practice": {"kind": "write"}}),
+             nbformat.v4.new_markdown_cell("```python\nw = torch.eye(3)\n```", metadata={"tags": ["solution"]}),
+             nbformat.v4.new_code_cell("guess = ...",
+                                       metadata={"tags": ["exercise"], "practice": {"kind": "predict"}}),
+             nbformat.v4.new_markdown_cell("```python\nguess = 1\n```", metadata={"tags": ["solution"]})]
+    path = tmp_path / "notebooks" / "01_x.ipynb"
+    path.parent.mkdir()
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+    assert tool.write_tasks(path) == [("`f`", 3), ("`w`", 1)]
+    monkeypatch.setattr(tool, "ROOT", tmp_path)
+    assert "| 01 | `f` (3); `w` (1) | 4 |" in tool.table()
 
 
 def test_practice_mixes_the_kinds():

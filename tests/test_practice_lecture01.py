@@ -75,3 +75,83 @@ def test_quizzes(capsys):
     assert said(capsys, lecture01.check_attention_memory, 4).startswith("✓")
     assert "MiB" in said(capsys, lecture01.check_attention_memory, 4 * 1024 * 1024)
     assert "one float32" in said(capsys, lecture01.check_attention_memory, 1)
+
+
+def additive_module(squash=True, bias=False, sum_axis=-1, context_ok=True, names=("W_a", "U_a", "v_a")):
+    class AdditiveAttention(nn.Module):
+        def __init__(self, d_dec, d_enc, d_attn):
+            super().__init__()
+            for name, (n_in, n_out) in zip(names, ((d_dec, d_attn), (d_enc, d_attn), (d_attn, 1))):
+                setattr(self, name, nn.Linear(n_in, n_out, bias=bias))
+
+        def forward(self, s, H):
+            W_a, U_a, v_a = (getattr(self, n) for n in names)
+            pre = W_a(s)[:, None, :] + U_a(H)
+            scores = v_a(torch.tanh(pre) if squash else pre).squeeze(-1)              # (B, T)
+            weights = torch.softmax(scores, dim=sum_axis)
+            context = (weights[:, :, None] * H).sum(dim=1) if context_ok else H.mean(dim=1)
+            return context, weights
+    return AdditiveAttention
+
+
+def test_additive_attention(capsys):
+    check = lecture01.check_additive_attention
+    assert said(capsys, check, additive_module()).startswith("✓")
+    assert "linear in s and h_j" in said(capsys, check, additive_module(squash=False))
+    assert "has a bias" in said(capsys, check, additive_module(bias=True))
+    assert "do not sum to 1" in said(capsys, check, additive_module(sum_axis=0))
+    assert "the context is not" in said(capsys, check, additive_module(context_ok=False))
+    assert "no nn.Linear called v_a" in said(capsys, check, additive_module(names=("W_a", "U_a", "v")))
+
+    class Empty(nn.Module):
+        def __init__(self, *sizes):
+            super().__init__()
+
+        def forward(self, s, H):
+            return ..., ...
+    assert said(capsys, check, Empty).startswith("○")
+
+
+def truncated(x, W_xh, W_hh, k, every=None, offset=0, cut=True):
+    h = torch.zeros(x.shape[0], W_hh.shape[0], dtype=x.dtype)
+    states = []
+    for t in range(x.shape[1]):
+        if cut and (t - offset) % (every or k) == 0:
+            h = h.detach()
+        h = torch.tanh(x[:, t] @ W_xh + h @ W_hh)
+        states.append(h)
+    return torch.stack(states, dim=1)
+
+
+def test_truncated_rnn(capsys):
+    check = lecture01.check_truncated_rnn
+    assert said(capsys, check, truncated).startswith("✓")
+    assert "still reaches x_1" in said(capsys, check, lambda x, a, b, k: truncated(x, a, b, k, cut=False))
+    assert "expected the" in said(capsys, check, lambda x, a, b, k: truncated(x, a, b, k, every=1))
+    assert "expected the" in said(capsys, check, lambda x, a, b, k: truncated(x, a, b, k, offset=1))
+    assert "no gradient reaches x" in said(capsys, check, lambda x, a, b, k: truncated(x.detach(), a, b, k))
+    assert "differ from the full loop" in said(capsys, check, lambda x, a, b, k: truncated(x, a, b, k) * 2)
+    assert said(capsys, check, lambda x, a, b, k: ...).startswith("○")
+
+
+def traffic(T, d, bytes_per_number=4, reads=True, writes=True):
+    steps = [(2 * T * d, T * T), (T * T, T * T), (T * T, T * T), (T * T + T * d, T * d)]
+    return bytes_per_number * sum(r * reads + w * writes for r, w in steps)
+
+
+def test_attention_traffic(capsys):
+    check = lecture01.check_attention_traffic
+    assert said(capsys, check, traffic).startswith("✓")
+    assert "not bytes" in said(capsys, check, lambda T, d, b=4: traffic(T, d, 1))
+    assert "not what it reads" in said(capsys, check, lambda T, d, b=4: traffic(T, d, reads=False))
+    assert "fused kernel" in said(capsys, check, lambda T, d, b=4: 16 * T * d)
+    assert "more than its" in said(capsys, check, lambda T, d, b=4: traffic(T, d) + 4)
+    assert said(capsys, check, lambda T, d, b=4: None).startswith("○")
+
+
+def test_decoder_passes(capsys):
+    check = lecture01.check_decoder_passes
+    assert said(capsys, check, 5, 1).startswith("✓")
+    assert "in training: 5 passes" in said(capsys, check, 5, 5)
+    assert "each pass emits exactly one token" in said(capsys, check, 1, 1)
+    assert said(capsys, check, ..., 1).startswith("○")

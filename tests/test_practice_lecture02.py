@@ -74,31 +74,61 @@ def test_split_merge(capsys):
     assert said(capsys, check, lambda x, h: ..., merge).startswith("○")
 
 
-def test_masked_softmax(capsys):
-    check = lecture02.check_masked_softmax
-    right = lambda s, a: torch.softmax(s.masked_fill(~a, float("-inf")), dim=-1)   # noqa: E731
-    assert said(capsys, check, right).startswith("✓")
-    assert "a score of 0" in said(capsys, check, lambda s, a: torch.softmax(s.masked_fill(~a, 0.0), dim=-1))
-    assert "rows sum to" in said(capsys, check, lambda s, a: torch.softmax(s, dim=-1) * a)
-    assert "NaN" in said(capsys, check, lambda s, a: torch.softmax(s.masked_fill(a, float("-inf")), dim=-1))
-    assert "allows get none" in said(capsys, check, lambda s, a: torch.softmax(s.masked_fill(a, -1e9), dim=-1))
-    assert said(capsys, check, lambda s, a: None).startswith("○")
+def masked_attention(q, k, v, key_padding_mask=None, causal=False, **mistake):
+    from course_lib.practice.lecture02 import _masked_reference
+    out, weights, _ = _masked_reference(q, k, v, key_padding_mask, causal, **mistake)
+    return out, weights
+
+
+def test_masked_attention(capsys):
+    check = lecture02.check_masked_attention
+
+    def wrong(**mistake):
+        return lambda q, k, v, key_padding_mask=None, causal=False: masked_attention(q, k, v, key_padding_mask,
+                                                                                       causal, **mistake)
+    assert said(capsys, check, masked_attention).startswith("✓")
+    assert "a score of 0" in said(capsys, check, wrong(fill=0.0))
+    assert "rows sum to" in said(capsys, check, wrong(after=True))
+    assert "padded queries" in said(capsys, check, wrong(pad_rows=True))
+    assert "keys after it" in said(capsys, check, wrong(causal_upper=True))
+    assert "too sharp" in said(capsys, check, wrong(scale=False))
+    inverted = lambda q, k, v, key_padding_mask=None, causal=False: masked_attention(   # noqa: E731
+        q, k, v, None if key_padding_mask is None else ~key_padding_mask, causal)
+    assert "NaN" in said(capsys, check, inverted) or "padded keys get all" in said(capsys, check, inverted)
+    assert "output is not" in said(capsys, check, lambda q, k, v, key_padding_mask=None, causal=False: (
+        q, masked_attention(q, k, v, key_padding_mask, causal)[1]))
+    assert said(capsys, check, lambda q, k, v, key_padding_mask=None, causal=False: None).startswith("○")
 
 
 def test_head_follows_meaning(capsys):
+    from course_lib.pretrained import load_minilm
+
+    model, tokenizer = load_minilm()
     check = lecture02.check_head_follows_meaning
-    tired, wide = "The animal didn't cross the street because it was too tired", "... it was too wide"
-    assert said(capsys, check, tired, None, 0.6, 0.1).startswith("○")
-    assert said(capsys, check, wide, None, 0.3, 0.1).startswith("○")
-    assert "end it in 'wide'" in said(capsys, check, "... it was too big", False, 0.3, 0.1)
-    assert "do not say that" in said(capsys, check, wide, True, 0.3, 0.1)
-    assert said(capsys, check, wide, False, 0.3, 0.1).startswith("✓")
+    tired = "The animal didn't cross the street because it was too tired"
+    wide = tired.replace("tired", "wide")
+    batch = tokenizer([wide])
+    tokens = batch["tokens"][0]
+    with torch.no_grad():
+        _, att = model(batch["input_ids"], key_padding_mask=batch["key_padding_mask"], return_attention=True)
+    row = att[3][0, 1, tokens.index("it")]
+    a, s = row[tokens.index("animal")].item(), row[tokens.index("street")].item()
+    right = s > a
+    assert said(capsys, check, tired, None, 0.6, 0.1, model, tokenizer).startswith("○")
+    assert said(capsys, check, wide, None, ..., ..., model, tokenizer).startswith("○")
+    assert said(capsys, check, wide, None, a, s, model, tokenizer).startswith("○")
+    assert "end it in 'wide'" in said(capsys, check, "... it was too big", False, a, s, model, tokenizer)
+    assert "not the weight" in said(capsys, check, wide, right, a + 0.1, s, model, tokenizer)
+    assert "do not say that" in said(capsys, check, wide, not right, a, s, model, tokenizer)
+    assert said(capsys, check, wide, right, a, s, model, tokenizer).startswith("✓")
 
 
 def test_quizzes(capsys):
-    assert said(capsys, lecture02.check_score_spread, 50).startswith("✓")
-    assert "square root" in said(capsys, lecture02.check_score_spread, 2500)
-    assert "after the division" in said(capsys, lecture02.check_score_spread, 1)
+    assert said(capsys, lecture02.check_score_divisor, 16).startswith("✓")
+    assert "one product" in said(capsys, lecture02.check_score_divisor, 8)
+    assert "what dividing by c" in said(capsys, lecture02.check_score_divisor, 256)
+    assert "too small" in said(capsys, lecture02.check_score_divisor, 12)
+    assert said(capsys, lecture02.check_score_divisor, ...).startswith("○")
     assert said(capsys, lecture02.check_unconverted_mask, "NaN").startswith("✓")
     assert "no future" in said(capsys, lecture02.check_unconverted_mask, "only the future")
     assert said(capsys, lecture02.check_unconverted_mask, ...).startswith("○")

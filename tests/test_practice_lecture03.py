@@ -79,12 +79,27 @@ def test_pre_ln_block(capsys):
 
 
 def test_quizzes(capsys):
-    assert said(capsys, lecture03.check_ffn_parameters, 2_099_712).startswith("✓")
-    assert "W1 and W2 only" in said(capsys, lecture03.check_ffn_parameters, 2 * 512 * 2048)
-    assert said(capsys, lecture03.check_ffn_parameters, None).startswith("○")
     assert said(capsys, lecture03.check_layer_norm_value, 1.342).startswith("✓")
     assert "d - 1" in said(capsys, lecture03.check_layer_norm_value, 1.162)
     assert said(capsys, lecture03.check_layer_norm_value, 1.5).startswith("✗")
-    assert said(capsys, lecture03.check_attention_weights, 20_000).startswith("✓")
-    assert "one head" in said(capsys, lecture03.check_attention_weights, 2_500)
-    assert said(capsys, lecture03.check_attention_weights, ...).startswith("○")
+    assert said(capsys, lecture03.check_causal_zeros, 1225).startswith("✓")
+    assert "the diagonal" in said(capsys, lecture03.check_causal_zeros, 1275)
+    assert "too few" in said(capsys, lecture03.check_causal_zeros, 1000)
+    assert said(capsys, lecture03.check_causal_zeros, ...).startswith("○")
+
+
+def ffn_cost(d_model, d_ff, T, biases=True, per_token=False, half=False, t_params=False):
+    params = 2 * d_model * d_ff + (d_ff + d_model if biases else 0) + (T if t_params else 0)
+    flops = (1 if per_token else T) * 4 * d_model * d_ff // (2 if half else 1)
+    return params, flops
+
+
+def test_ffn_cost(capsys):
+    check = lecture03.check_ffn_cost
+    assert said(capsys, check, ffn_cost).startswith("✓")
+    assert "biases" in said(capsys, check, lambda d, f, t: ffn_cost(d, f, t, biases=False))
+    assert "half the FLOPs" in said(capsys, check, lambda d, f, t: ffn_cost(d, f, t, half=True))
+    assert "do not grow with T" in said(capsys, check, lambda d, f, t: ffn_cost(d, f, t, per_token=True))
+    assert "changes with T" in said(capsys, check, lambda d, f, t: ffn_cost(d, f, t, t_params=True))
+    assert "two numbers" in said(capsys, check, lambda d, f, t: 3)
+    assert said(capsys, check, lambda d, f, t: ...).startswith("○")

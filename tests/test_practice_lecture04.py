@@ -4,6 +4,7 @@ import math
 
 import torch
 import torch.nn.functional as F
+from torch import nn
 
 from course_lib.practice import lecture04
 
@@ -72,18 +73,121 @@ def test_cold_softmax_and_temperature(capsys):
     assert said(capsys, lecture04.check_cold_softmax, "argmax", cold, words).startswith("✓")
     assert "the other end" in said(capsys, lecture04.check_cold_softmax, "uniform", cold, words)
     assert said(capsys, lecture04.check_cold_softmax, ..., cold, words).startswith("○")
-    p = lambda tau: torch.softmax(z / tau, dim=-1)
-    assert said(capsys, lecture04.check_temperature, 1.0, p(1.0), words).startswith("○")
-    assert said(capsys, lecture04.check_temperature, 0.3, p(0.3), words).startswith("✓")
-    assert "flattens" in said(capsys, lecture04.check_temperature, 2.0, p(2.0), words)
-    assert "further" in said(capsys, lecture04.check_temperature, 0.35, p(0.35), words)
+
+
+def sample(logits, tau, k, n, generator):
+    top = logits.topk(k)
+    p = torch.softmax(top.values / tau, dim=-1)
+    cdf = p.cumsum(dim=-1)
+    u = torch.rand(n, generator=generator, dtype=cdf.dtype) * cdf[-1]
+    picks = torch.searchsorted(cdf, u, right=True).clamp(max=k - 1)
+    return top.indices[picks]
+
+
+def test_sample(capsys):
+    assert said(capsys, lecture04.check_sample, sample).startswith("✓")
+
+    def by_multinomial(logits, tau, k, n, generator):
+        top = logits.topk(k)
+        return top.indices[torch.multinomial(torch.softmax(top.values / tau, -1), n, True, generator=generator)]
+    assert said(capsys, lecture04.check_sample, by_multinomial).startswith("✓")
+    times_tau = lambda z, tau, k, n, g: sample(z, 1 / tau, k, n, g)
+    assert "the wrong way" in said(capsys, lecture04.check_sample, times_tau)
+    no_tau = lambda z, tau, k, n, g: sample(z, 1.0, k, n, g)
+    assert "no effect" in said(capsys, lecture04.check_sample, no_tau)
+    no_top_k = lambda z, tau, k, n, g: sample(z, tau, len(z), n, g)
+    assert "outside the 3 largest" in said(capsys, lecture04.check_sample, no_top_k)
+
+    def unnormalised(z, tau, k, n, g):                      # softmax over all V, then keep k, no renormalising
+        p = torch.softmax(z / tau, -1)
+        top = z.topk(k).indices
+        cdf = p[top].cumsum(-1)
+        return top[torch.searchsorted(cdf, torch.rand(n, generator=g, dtype=cdf.dtype)).clamp(max=k - 1)]
+    assert "do not sum to 1" in said(capsys, lecture04.check_sample, unnormalised)
+    uniform = lambda z, tau, k, n, g: z.topk(k).indices[torch.randint(k, (n,), generator=g)]
+    assert "equally often" in said(capsys, lecture04.check_sample, uniform)
+    unseeded = lambda z, tau, k, n, g: sample(z, tau, k, n, torch.Generator().manual_seed(torch.seed() % 1000))
+    assert "seeded alike" in said(capsys, lecture04.check_sample, unseeded)
+    greedy = lambda z, tau, k, n, g: z.argmax().repeat(n)
+    assert "seeds gave the same" in said(capsys, lecture04.check_sample, greedy)
+    assert said(capsys, lecture04.check_sample, lambda z, tau, k, n, g: ...).startswith("○")
+
+
+class TiedHead(nn.Module):
+    def __init__(self, embedding):
+        super().__init__()
+        self.embedding = embedding
+        self.bias = nn.Parameter(torch.zeros(embedding.num_embeddings))
+
+    def forward(self, h):
+        return h @ self.embedding.weight.T + self.bias
+
+    def loss(self, h, targets):
+        z = self(h)
+        z = z - z.max(dim=-1, keepdim=True).values
+        log_p = z - z.exp().sum(dim=-1, keepdim=True).log()
+        return -log_p[torch.arange(len(targets)), targets].mean()
+
+
+def test_tied_head(capsys):
+    assert said(capsys, lecture04.check_tied_head, TiedHead).startswith("✓")
+
+    class Copied(TiedHead):
+        def __init__(self, embedding):
+            nn.Module.__init__(self)
+            self.weight = nn.Parameter(embedding.weight.detach().clone())
+            self.bias = nn.Parameter(torch.zeros(embedding.num_embeddings))
+
+        def forward(self, h):
+            return h @ self.weight.T + self.bias
+    assert "a copy of E" in said(capsys, lecture04.check_tied_head, Copied)
+
+    class NoBias(TiedHead):
+        def __init__(self, embedding):
+            nn.Module.__init__(self)
+            self.embedding = embedding
+
+        def forward(self, h):
+            return h @ self.embedding.weight.T
+    assert "no bias" in said(capsys, lecture04.check_tied_head, NoBias)
+
+    class Unused(TiedHead):
+        def forward(self, h):
+            return h @ self.embedding.weight.T
+    assert "whether b is added" in said(capsys, lecture04.check_tied_head, Unused)
+
+    class NotTransposed(TiedHead):
+        def forward(self, h):
+            return h @ self.embedding.weight + self.bias
+    assert said(capsys, lecture04.check_tied_head, NotTransposed).startswith("✗")
+
+    class Detached(TiedHead):
+        def forward(self, h):
+            return h @ self.embedding.weight.detach().T + self.bias
+    assert "no gradient" in said(capsys, lecture04.check_tied_head, Detached)
+    class Naive(TiedHead):
+        def loss(self, h, targets):
+            p = self(h).exp() / self(h).exp().sum(dim=-1, keepdim=True)
+            return -p[torch.arange(len(targets)), targets].log().mean()
+    assert "overflows" in said(capsys, lecture04.check_tied_head, Naive)
+
+    class Summed(TiedHead):
+        def loss(self, h, targets):
+            return super().loss(h, targets) * len(targets)
+    assert "the sum" in said(capsys, lecture04.check_tied_head, Summed)
+
+    class WrongEntry(TiedHead):
+        def loss(self, h, targets):
+            z = self(h)
+            log_p = z - z.logsumexp(dim=-1, keepdim=True)
+            return -log_p[:, 0].mean()
+    assert "which entry" in said(capsys, lecture04.check_tied_head, WrongEntry)
+    assert said(capsys, lecture04.check_tied_head, lambda e: None).startswith("○")
 
 
 def test_quizzes(capsys):
     assert said(capsys, lecture04.check_doubled_logits, 0.982).startswith("✓")
     assert "before the change" in said(capsys, lecture04.check_doubled_logits, 0.881)
     assert said(capsys, lecture04.check_doubled_logits, None).startswith("○")
-    assert said(capsys, lecture04.check_tying_savings, 30_522 * 768).startswith("✓")
-    assert "not two" in said(capsys, lecture04.check_tying_savings, 2 * 30_522 * 768)
     assert said(capsys, lecture04.check_dropout_scale, 1.25).startswith("✓")
     assert "0.8" in said(capsys, lecture04.check_dropout_scale, 0.8)

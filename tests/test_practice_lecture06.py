@@ -13,6 +13,42 @@ def said(capsys, check, *args) -> str:
     return out
 
 
+def collate(seqs, pad_id, max_len):
+    seqs = [s[:max_len] for s in seqs]
+    lengths = torch.tensor([len(s) for s in seqs])
+    ids = torch.full((len(seqs), int(lengths.max())), pad_id)
+    for b, s in enumerate(seqs):
+        ids[b, :len(s)] = torch.tensor(s)
+    key_padding_mask = torch.arange(ids.shape[1])[None, :] >= lengths[:, None]
+    return ids, key_padding_mask
+
+
+def test_collate(capsys):
+    check = lecture06.check_collate
+    assert said(capsys, check, collate).startswith("✓")
+    inverted = lambda seqs, pad_id, max_len: (collate(seqs, pad_id, max_len)[0],
+                                              ~collate(seqs, pad_id, max_len)[1])
+    assert "True means padding" in said(capsys, check, inverted)
+    untruncated = lambda seqs, pad_id, max_len: collate(seqs, pad_id, 10**6)
+    assert "not truncated" in said(capsys, check, untruncated)
+
+    def to_max_len(seqs, pad_id, max_len):
+        seqs = [s[:max_len] for s in seqs]
+        ids = torch.full((len(seqs), max_len), pad_id)
+        for b, s in enumerate(seqs):
+            ids[b, :len(s)] = torch.tensor(s)
+        return ids, ids == pad_id
+    assert "not to max_len" in said(capsys, check, to_max_len)
+    last = lambda seqs, pad_id, max_len: collate([s[-max_len:] for s in seqs], pad_id, max_len)
+    assert "first max_len" in said(capsys, check, last)
+    zero_pad = lambda seqs, pad_id, max_len: collate(seqs, 0, max_len)
+    assert "what fills the rest" in said(capsys, check, zero_pad)
+    floats = lambda seqs, pad_id, max_len: (collate(seqs, pad_id, max_len)[0].float(),
+                                            collate(seqs, pad_id, max_len)[1])
+    assert "torch.long" in said(capsys, check, floats)
+    assert "not done yet" in said(capsys, check, lambda seqs, pad_id, max_len: None)
+
+
 def test_nan_rows_names_the_missed_row_and_its_mask(capsys):
     allowed = causal_mask(5) & ~torch.tensor([True, True, False, False, False])[None, :]
     assert said(capsys, lecture06.check_nan_rows, [0, 1], allowed).startswith("✓")

@@ -1,10 +1,9 @@
 """The checks of lecture 08's practice say what is wrong for the usual mistakes, in one line.
 
-The model and tokenizer are small stand-ins (no MiniLM is loaded): the checks read only their interface."""
+The features and models are small stand-ins (no MiniLM is loaded): the checks read only their interface."""
 
 import numpy as np
 import pytest
-import torch
 from sklearn.linear_model import LogisticRegression
 
 from course_lib.practice import lecture08
@@ -53,51 +52,85 @@ def test_word_order(capsys):
     assert said(capsys, check, None, False, bag, ordered, pair).startswith("○ not done yet")
 
 
-class Tokenizer:
-    """Sentences of 2 and 4 tokens, padded to 4."""
-
-    def __call__(self, sentences):
-        lengths = torch.tensor([len(s.split()) for s in sentences])
-        mask = torch.arange(int(lengths.max()))[None, :] >= lengths[:, None]
-        return {"input_ids": torch.arange(mask.numel()).reshape(mask.shape), "key_padding_mask": mask}
-
-
-class Model:
-    def __call__(self, input_ids, key_padding_mask):
-        gen = torch.Generator().manual_seed(0)
-        return torch.randn(*input_ids.shape, 6, generator=gen) + 3.0        # (B, T, 6), far from 0 on average
-
-    def encode(self, sentences, tokenizer):
-        batch = tokenizer(sentences)
-        hidden = self(batch["input_ids"], batch["key_padding_mask"])
-        keep = (~batch["key_padding_mask"]).unsqueeze(-1).to(hidden.dtype)
-        mean = (hidden * keep).sum(dim=1) / keep.sum(dim=1)
-        return mean / mean.norm(dim=-1, keepdim=True)
+def gradient_descent(features, labels, steps, lr, average=True, bias=True, up=False):
+    n = len(labels)
+    w, b = np.zeros((features.shape[1], 5)), np.zeros(5)
+    y = np.eye(5)[labels]
+    for _ in range(steps):
+        g = (softmax(features @ w + b, 1) - y) / (n if average else 1)
+        w = w + (1 if up else -1) * lr * features.T @ g
+        b = b + (1 if up else -1) * lr * g.sum(axis=0) * bias
+    return w, b
 
 
-def test_mean_pool(capsys):
-    sentences = ["one two", "one two three four"]
+def test_train_probe(capsys):
+    rng = np.random.default_rng(1)
+    features = rng.normal(size=(40, 6))
+    labels = np.arange(40) % 5
+    check = lecture08.check_train_probe
+    assert said(capsys, check, gradient_descent, features, labels).startswith("✓")
+    summed = lambda f, y, s, lr: gradient_descent(f, y, s, lr, average=False)
+    assert "summed over the headlines, not averaged" in said(capsys, check, summed, features, labels)
+    fixed_b = lambda f, y, s, lr: gradient_descent(f, y, s, lr, bias=False)
+    assert "b never moves" in said(capsys, check, fixed_b, features, labels)
+    uphill = lambda f, y, s, lr: gradient_descent(f, y, s, lr, up=True)
+    assert "go up the loss" in said(capsys, check, uphill, features, labels)
+    assert "expected W of shape" in said(capsys, check, lambda f, y, s, lr: (np.zeros((6, 4)), np.zeros(4)),
+                                         features, labels)
+    assert "expected a pair" in said(capsys, check, lambda f, y, s, lr: np.zeros((6, 5)), features, labels)
+    assert said(capsys, check, lambda f, y, s, lr: ..., features, labels).startswith("○ not done yet")
 
-    def right(h, pad):
-        keep = (~pad).unsqueeze(-1).to(h.dtype)
-        mean = (h * keep).sum(1) / keep.sum(1)
-        return mean / mean.norm(dim=-1, keepdim=True)
 
-    def unscaled(h, pad):
-        keep = (~pad).unsqueeze(-1).to(h.dtype)
-        return (h * keep).sum(1) / keep.sum(1)
+class Nearest:
+    """A toy model for the cross-validation check: the label of the nearest training row, shifted by ``value``."""
 
-    check = lecture08.check_mean_pool
-    assert said(capsys, check, right, Model(), Tokenizer(), sentences).startswith("✓")
-    assert "padding positions are in the average" in said(capsys, check, lambda h, pad: h.mean(1), Model(),
-                                                         Tokenizer(), sentences)
-    assert "not of length 1" in said(capsys, check, unscaled, Model(), Tokenizer(), sentences)
-    assert "expected shape" in said(capsys, check, lambda h, pad: h.mean(2), Model(), Tokenizer(), sentences)
+    def __init__(self, features, labels, value):
+        self.features, self.labels, self.value = features, labels, value
+
+    def predict(self, features):
+        nearest = np.abs(features[:, None, 0] - self.features[None, :, 0]).argmin(axis=1)
+        return (self.labels[nearest] + self.value) % 2
+
+
+def test_cross_validate(capsys):
+    from course_lib.capstone import cross_validate
+
+    features = np.arange(20, dtype=float)[:, None]
+    labels = (np.arange(20) // 10) % 2
+    grid = [1, 0]
+    check = lecture08.check_cross_validate
+
+    def right_one(fit, grid, features, labels, folds):
+        return cross_validate(fit, grid, features, labels, folds=folds)
+
+    def leaky(fit, grid, features, labels, folds):           # trains on every row, held-out ones included
+        fold = np.arange(len(labels)) % folds
+        right = [sum(int((fit(features, labels, v).predict(features[fold == k]) == labels[fold == k]).sum())
+                     for k in range(folds)) for v in grid]
+        return grid[int(np.argmax(right))], right
+
+    def worst(fit, grid, features, labels, folds):
+        best, right = cross_validate(fit, grid, features, labels, folds=folds)
+        return grid[int(np.argmin(right))], right
+
+    def one_fold(fit, grid, features, labels, folds):        # counts fold 0 only
+        fold = np.arange(len(labels)) % folds
+        right = [int((fit(features[fold != 0], labels[fold != 0], v).predict(features[fold == 0])
+                      == labels[fold == 0]).sum()) for v in grid]
+        return grid[int(np.argmax(right))], right
+
+    assert said(capsys, check, right_one, Nearest, grid, features, labels).startswith("✓")
+    assert "held-out rows in the training data" in said(capsys, check, leaky, Nearest, grid, features, labels)
+    assert "the right counts, but best" in said(capsys, check, worst, Nearest, grid, features, labels)
+    assert "summed over all the folds" in said(capsys, check, one_fold, Nearest, grid, features, labels)
+    assert "one count per value" in said(capsys, check, lambda *a: (0, [1]), Nearest, grid, features, labels)
+    assert said(capsys, check, lambda *a: None, Nearest, grid, features, labels).startswith("○ not done yet")
 
 
 def test_quizzes(capsys):
-    assert said(capsys, lecture08.check_probe_size, 7700).startswith("✓")
-    assert "too few" in said(capsys, lecture08.check_probe_size, 7680)
-    assert said(capsys, lecture08.check_probe_size, None).startswith("○ not done yet: set answer")
+    assert said(capsys, lecture08.check_paired_spread, "differences").startswith("✓")
+    assert "hides a consistent lead" in said(capsys, lecture08.check_paired_spread, "accuracies")
+    assert "not whether the lead holds" in said(capsys, lecture08.check_paired_spread, "one split")
+    assert said(capsys, lecture08.check_paired_spread, None).startswith("○ not done yet: set answer")
     assert said(capsys, lecture08.check_scale_of_minilm, 32 ** 0.5).startswith("✓")
     assert "d_k is d_model / num_heads" in said(capsys, lecture08.check_scale_of_minilm, 384 ** 0.5)

@@ -174,13 +174,29 @@ def _grid(sel: _Maps, lab: dict, style: dict, titles):
             a.set_ylabel(f"layer {sel.layer_idx[r]}", fontsize=10, fontweight="bold")
     for k in range(len(sel.maps), nrows * ncols):
         axes.flat[k].remove()
-    fig.supxlabel(_key_label(lab["dropped"]), fontsize=10)
+    key_label = fig.supxlabel(_key_label(lab["dropped"]), fontsize=10)
     fig.supylabel("query (attending)", fontsize=10)
     if isinstance(titles, str):
         fig.suptitle(titles)
     used = [axes.flat[k] for k in range(len(sel.maps))]
     colorbar(fig, im, used, "attention weight", aspect=25, pad=0.01)
+    _close_band(fig, used, key_label)
     return fig, (axes if sel.kind == "grid" else np.array(used, dtype=object))
+
+
+def _close_band(fig, panels, label, gap_in: float = 0.08, rounds: int = 3) -> None:
+    """Take out the empty band that constrained layout leaves between the maps' tick labels and the
+    shared key label when the maps' aspect, not the figure's height, sets their size: the figure
+    loses that much height (the maps keep theirs)."""
+    for _ in range(rounds):
+        fig.draw_without_rendering()
+        renderer = fig.canvas.get_renderer()
+        lowest = min(a.get_tightbbox(renderer).y0 for a in panels)
+        slack = (lowest - label.get_window_extent(renderer).y1) / fig.dpi - gap_in
+        if slack < 0.02:
+            return
+        width, height = fig.get_size_inches()
+        fig.set_size_inches(width, height - slack)
 
 
 def _resolve_labels(sel: _Maps, tokens, query_tokens, key_padding_mask, query_padding_mask, example,

@@ -12,38 +12,72 @@ from torch import nn
 
 from . import attempt, check, failed, number, passed, todo, unanswered
 
-__all__ = ["check_shift_right", "check_decoder_passes", "check_rnn_loop", "check_dependency_map",
-           "check_crossover", "check_pipeline_steps", "check_attention_memory"]
+__all__ = ["check_additive_attention", "check_decoder_passes", "check_rnn_loop", "check_truncated_rnn",
+           "check_dependency_map", "check_attention_traffic", "check_pipeline_steps", "check_attention_memory"]
 
-BOS = "<bos>"
+
+def _reference_additive(s, H, W_a, U_a, v_a, squash=True):
+    """Bahdanau's step: e_j = tanh(s W_a + h_j U_a) v_a, alpha = softmax(e), c = sum_j alpha_j h_j.
+    The matrices are nn.Linear weights, (out, in)."""
+    pre = (s @ W_a.T)[:, None, :] + H @ U_a.T                      # (B, T, d_attn)
+    e = ((torch.tanh(pre) if squash else pre) @ v_a.T).squeeze(-1)  # (B, T)
+    alpha = torch.softmax(e, dim=-1)                                # (B, T)
+    return (alpha[:, :, None] * H).sum(dim=1), alpha                # (B, d_enc), (B, T)
 
 
 @check
-def check_shift_right(shift_right) -> bool:
-    """Write: ``shift_right(target)`` returns the decoder's inputs under teacher forcing."""
-    where = "your my_shift_right"
-    try:
-        for target in (["down", "sat", "cat", "the", "<eos>"], ["ja", "<eos>"], ["<eos>"]):
-            ok, got = attempt(shift_right, list(target), where=where)
-            if not ok:
-                return False
-            expected = [BOS] + target[:-1]
-            if not isinstance(got, (list, tuple)):
-                return failed(f"expected a list of tokens, got {type(got).__name__}", where)
-            got = list(got)
-            if len(got) != len(target):
-                return failed(f"{len(got)} inputs for a target of {len(target)} tokens: the decoder reads "
-                              "one input per target token it is scored on", "what would the last input predict?")
-            if got[0] != BOS:
-                return failed(f"the first input is {got[0]!r}: the first step has "
-                              "nothing produced yet", "what does the decoder read at step 1?")
-            if got != expected:
-                return failed(f"for {target} you give {got}: input t must be the true token just before "
-                              "target t", "compare with the 'inputs' line printed above")
-        return passed("the inputs are the target shifted right by one: <bos> first, the last target "
-                      "token (the end token) never read")
-    except Exception as exc:  # a check never raises
-        return failed(f"the check could not read your answer ({type(exc).__name__}: {exc})", where)
+def check_additive_attention(AdditiveAttention) -> bool:
+    """Write: the module ``AdditiveAttention(d_dec, d_enc, d_attn)``, ``forward(s, H) -> (context, weights)``."""
+    where = "your AdditiveAttention"
+    B, T, d_dec, d_enc, d_attn = 2, 7, 5, 6, 4
+    ok, module = attempt(AdditiveAttention, d_dec, d_enc, d_attn, where=where)
+    if not ok:
+        return False
+    shapes = {"W_a": (d_attn, d_dec), "U_a": (d_attn, d_enc), "v_a": (1, d_attn)}
+    if not any(hasattr(module, name) for name in shapes):
+        return todo("not done yet: the module has no W_a, U_a or v_a", "__init__")
+    for name, shape in shapes.items():
+        layer = getattr(module, name, None)
+        if not isinstance(layer, nn.Linear):
+            return failed(f"the module has no nn.Linear called {name}", "the three maps in __init__")
+        if tuple(layer.weight.shape) != shape:
+            return failed(f"{name} maps {layer.in_features} features to {layer.out_features}; for d_dec = {d_dec}, "
+                          f"d_enc = {d_enc}, d_attn = {d_attn} it should map {shape[1]} to {shape[0]}",
+                          "the sizes of the three maps")
+        if layer.bias is not None:
+            return failed(f"{name} has a bias, which the formula has not", "the three maps in __init__")
+    g = torch.Generator().manual_seed(3)
+    weights = {name: torch.randn(*shape, generator=g, dtype=torch.float64) for name, shape in shapes.items()}
+    module = module.double()
+    with torch.no_grad():
+        for name, w in weights.items():
+            getattr(module, name).weight.copy_(w)
+    s = torch.randn(B, d_dec, generator=g, dtype=torch.float64)
+    H = torch.randn(B, T, d_enc, generator=g, dtype=torch.float64)
+    ok, got = attempt(module, s.clone(), H.clone(), where=where)
+    if not ok:
+        return False
+    if isinstance(got, (tuple, list)) and any(unanswered(t) for t in got):
+        return todo("not done yet: forward returns a placeholder", where)
+    if not (isinstance(got, (tuple, list)) and len(got) == 2 and all(isinstance(t, torch.Tensor) for t in got)):
+        return failed("forward should return two tensors, the context and the weights", "the return line")
+    context, alpha = (t.detach().to(torch.float64) for t in got)
+    c_ref, a_ref = _reference_additive(s, H, weights["W_a"], weights["U_a"], weights["v_a"])
+    if tuple(alpha.shape) != (B, T):
+        return failed(f"the weights have shape {tuple(alpha.shape)}, expected one per encoder state, (B, T) = "
+                      f"{(B, T)}", "the shape of the scores")
+    if not torch.allclose(alpha.sum(dim=-1), torch.ones(B, dtype=torch.float64), atol=1e-8):
+        return failed("the weights of a sentence do not sum to 1 over its encoder states", "the axis of the softmax")
+    if not torch.allclose(alpha, a_ref, atol=1e-8):
+        _, linear = _reference_additive(s, H, weights["W_a"], weights["U_a"], weights["v_a"], squash=False)
+        if torch.allclose(alpha, linear, atol=1e-8):
+            return failed("your scores are linear in s and h_j, the formula's are not", "the scores e_j")
+        return failed("the weights sum to 1 but have other values than the formula's", "the scores e_j")
+    if tuple(context.shape) != (B, d_enc):
+        return failed(f"the context has shape {tuple(context.shape)}, expected {(B, d_enc)}", "the context")
+    if not torch.allclose(context, c_ref, atol=1e-8):
+        return failed("the weights are right, the context is not", "how the weights combine the encoder states")
+    return passed(f"the same weights and contexts as the reference for {B} decoder states and {T} encoder states")
 
 
 @check
@@ -61,35 +95,7 @@ def check_decoder_passes(at_inference, in_training, target_length: int = 5) -> b
         if in_training != 1:
             return failed(f"in training: {in_training} passes, but with teacher forcing every input is "
                           "known before the first prediction", "the 'teacher forcing' paragraph")
-        return passed(f"{target_length} passes to generate, one to score all {target_length} positions: "
-                      "teacher forcing is what makes training parallel")
-    except Exception as exc:  # a check never raises
-        return failed(f"the check could not read your answer ({type(exc).__name__}: {exc})", where)
-
-
-@check
-def check_crossover(crossover_T, cheaper_at_100, d: int = 128) -> bool:
-    """Predict: where the FLOP counts 4 T d² (RNN) and 4 T² d (attention) cross, for a width ``d``."""
-    where = "the exercise cell"
-    try:
-        if unanswered(crossover_T) or unanswered(cheaper_at_100):
-            return todo("not done yet: set both answers", where)
-        if not isinstance(crossover_T, numbers.Real):
-            return failed(f"crossover_T should be a number, got {crossover_T!r}", where)
-        if crossover_T == 64:
-            return failed(f"64 is the crossover for d = 64, measured above; here d = {d}",
-                          "write both counts for this d and set them equal")
-        if crossover_T != d:
-            rnn, attn = 4 * crossover_T * d * d, 4 * crossover_T ** 2 * d
-            return failed(f"at T = {crossover_T:g} the counts are {rnn:,.0f} (RNN) and {attn:,.0f} "
-                          "(attention), not equal", "write both counts for this d and set them equal")
-        if cheaper_at_100 not in ("RNN", "attention"):
-            return failed(f"cheaper_at_100 should be 'RNN' or 'attention', got {cheaper_at_100!r}", where)
-        if cheaper_at_100 != "attention":
-            return failed(f"at T = 100 < d = {d}, compare 4·T·d² = {4 * 100 * d * d:,} with "
-                          f"4·T²·d = {4 * 100 ** 2 * d:,}", "which count is smaller?")
-        return passed(f"the counts cross at T = d = {d}; below it (T = 100: {4 * 100 ** 2 * d:,} against "
-                      f"{4 * 100 * d * d:,} FLOPs) attention is the cheaper layer")
+        return passed(f"both counts are right for a target of {target_length} tokens")
     except Exception as exc:  # a check never raises
         return failed(f"the check could not read your answer ({type(exc).__name__}: {exc})", where)
 
@@ -132,8 +138,7 @@ def check_rnn_loop(my_rnn) -> bool:
         expected = rnn(x)[0]
     got = got.detach().to(torch.float64)
     if torch.allclose(got, expected, atol=1e-8):
-        return passed(f"the same {T} states as nn.RNN given weight_ih = W_xhᵀ and weight_hh = W_hhᵀ: "
-                      "step t cannot start before step t − 1 has ended")
+        return passed(f"the same {T} states as nn.RNN given weight_ih = W_xhᵀ and weight_hh = W_hhᵀ")
     if torch.allclose(got, _loop(x, W_xh, W_hh, recurrent=False), atol=1e-8):
         return failed("each state ignores the one before: h_t depends on x_t only, so nothing is carried "
                       "along the sentence", "what your loop passes from one step to the next")
@@ -149,6 +154,62 @@ def check_rnn_loop(my_rnn) -> bool:
         return failed("h_1 is right, the later states are not: h_{t−1} W_hh is a row times a matrix, and "
                       "yours multiplies by its transpose", "the order of the product with W_hh")
     return failed("h_1 is right, the later states are not", "how h_{t−1} enters step t")
+
+
+def _truncated(x, W_xh, W_hh, k):
+    h = torch.zeros(x.shape[0], W_hh.shape[0], dtype=x.dtype)
+    states = []
+    for t in range(x.shape[1]):
+        if t % k == 0:
+            h = h.detach()
+        h = torch.tanh(x[:, t] @ W_xh + h @ W_hh)
+        states.append(h)
+    return torch.stack(states, dim=1)
+
+
+def _reach_back(states_fn, x, *args):
+    """The gradient of the last state's sum with respect to each input position, (T,), and the full gradient."""
+    x = x.clone().requires_grad_(True)
+    states = states_fn(x, *args)
+    if not isinstance(states, torch.Tensor) or not states.requires_grad:
+        return None, None
+    (grad,) = torch.autograd.grad(states[:, -1].sum(), x, allow_unused=True)
+    if grad is None:
+        return None, None
+    return grad.norm(dim=(0, 2)), grad
+
+
+@check
+def check_truncated_rnn(truncated_rnn) -> bool:
+    """Write: ``truncated_rnn(x, W_xh, W_hh, k)``: the states of the loop, the graph cut every k steps."""
+    where = "your truncated_rnn"
+    g = torch.Generator().manual_seed(7)
+    for T, k in ((10, 4), (9, 3)):
+        x = torch.randn(2, T, 4, generator=g, dtype=torch.float64)
+        W_xh, W_hh = (torch.randn(4, 4, generator=g, dtype=torch.float64) / 2 for _ in range(2))
+        ok, got = attempt(truncated_rnn, x.clone(), W_xh, W_hh, k, where=where)
+        if not ok:
+            return False
+        if not isinstance(got, torch.Tensor) or tuple(got.shape) != (2, T, 4):
+            shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
+            return failed(f"expected every state, (B, T, d) = {(2, T, 4)}, got {shape}", where)
+        if not torch.allclose(got.detach(), _loop(x, W_xh, W_hh), atol=1e-8):
+            return failed("the states differ from the full loop's: cutting the graph changes no value",
+                          "what your loop computes, apart from the cut")
+        reach, grad = _reach_back(truncated_rnn, x, W_xh, W_hh, k)
+        if reach is None:
+            return failed("no gradient reaches x from the last state", "what you detach")
+        expected, expected_grad = _reach_back(_truncated, x, W_xh, W_hh, k)
+        got_steps, want_steps = int((reach > 0).sum()), int((expected > 0).sum())
+        if got_steps == T:
+            return failed(f"for T = {T}, k = {k} the last state's gradient still reaches x_1", "where your loop cuts")
+        if got_steps != want_steps:
+            return failed(f"for T = {T}, k = {k} the last state's gradient reaches {got_steps} inputs back, "
+                          f"expected the {want_steps} of its own chunk (chunks start at t = 0, k, 2k, ...)",
+                          "where your loop cuts")
+        if not torch.allclose(grad, expected_grad, atol=1e-8):
+            return failed("the gradient reaches the right inputs with other values", "what you detach")
+    return passed("the states of nn.RNN, and a gradient that stops at the start of its chunk, for two T and k")
 
 
 def _jacobian_map(f, x):
@@ -200,9 +261,44 @@ def check_dependency_map(my_dependency_map, layers: dict, d: int) -> bool:
             return failed(f"for {name} an output depends on a later input (an entry above the diagonal), which "
                           "this layer cannot do", "which output and which input each entry belongs to")
         return failed(f"for {name} the map has the right shape but wrong values", where)
-    return passed("D[t, s] for every output t and input s, the same as one call of "
-                  "torch.autograd.functional.jacobian: T · d backward passes, one per output feature")
+    return passed("the same map as torch.autograd.functional.jacobian gives, for both layers")
 
+
+
+def _traffic(T, d, reads=True, writes=True, scaled=True, bytes_per_number=4):
+    """Numbers attention_forward moves if each step reads its inputs from memory and writes its output."""
+    steps = [(2 * T * d, T * T),                                    # x @ x^T: x twice in, T x T out
+             (T * T, T * T) if scaled else (0, 0),                  # / sqrt(d)
+             (T * T, T * T),                                        # softmax
+             (T * T + T * d, T * d)]                                # weights @ x
+    return bytes_per_number * sum(r * reads + w * writes for r, w in steps)
+
+
+@check
+def check_attention_traffic(attention_traffic) -> bool:
+    """Write: ``attention_traffic(T, d, bytes_per_number=4)``, the bytes attention_forward reads and writes."""
+    where = "your attention_traffic"
+    for T, d in ((10, 4), (100, 16), (1024, 64)):
+        ok, got = attempt(attention_traffic, T, d, where=where)
+        if not ok:
+            return False
+        if not isinstance(got, numbers.Real):
+            return failed(f"expected a number of bytes, got {type(got).__name__}", where)
+        want = _traffic(T, d)
+        if got == want:
+            continue
+        hints = {_traffic(T, d, bytes_per_number=1): ("you count numbers, not bytes", "bytes_per_number"),
+                 _traffic(T, d, reads=False): ("you count what each step writes, not what it reads", "the reads"),
+                 _traffic(T, d, writes=False): ("you count what each step reads, not what it writes", "the writes"),
+                 _traffic(T, d, scaled=False): ("one step of attention_forward is missing", "the division by sqrt(d)"),
+                 4 * 4 * T * d: ("that is a fused kernel's traffic, which keeps the T x T matrices on chip",
+                                 "what attention_forward stores")}
+        if got in hints:
+            return failed(f"for T = {T}, d = {d}: " + hints[got][0], hints[got][1])
+        return failed(f"for T = {T}, d = {d}: {got:,.0f} bytes, {'more' if got > want else 'fewer'} than its "
+                      "steps move",
+                      "each step's inputs and output")
+    return passed("the same bytes as the reference count for three sizes of T and d")
 
 
 @check

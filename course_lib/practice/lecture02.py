@@ -13,7 +13,7 @@ import torch
 from . import attempt, check, choice, failed, number, passed, todo, unanswered
 
 __all__ = ["check_prediction", "check_additive_scores", "check_split_merge", "check_head_follows_meaning",
-           "check_masked_softmax", "check_score_spread", "check_unconverted_mask", "check_flop_ratio"]
+           "check_masked_attention", "check_score_divisor", "check_unconverted_mask", "check_flop_ratio"]
 
 
 @check
@@ -33,8 +33,7 @@ def check_prediction(prediction, q: torch.Tensor, keys: dict) -> bool:
                 "it grows with the key's length too" if prediction == max(cosine, key=cosine.get)
                 else f"{prediction!r} does not have the largest score")
         return failed(hint, "compute q · k for each key, as in section 2")
-    return passed(f"{best!r}: the scores q · k are {table}; the largest score gets the most weight, "
-                  "and a long key can beat a better-aligned short one")
+    return passed(f"{best!r}: the scores q · k are {table}")
 
 
 def _reference_additive(q, K, W_a, U_a, v_a):
@@ -63,8 +62,7 @@ def check_additive_scores(additive_scores) -> bool:
             return failed(f"the scores have shape {tuple(got.shape)}; expected one score per key, ({t_k},)", where)
         got = got.to(torch.float64)
         if torch.allclose(got, expected, atol=1e-6):
-            return passed(f"one score per key, {t_k} keys; a small network scores each (query, key) pair, "
-                          "where dot-product attention needs one product")
+            return passed(f"the same {t_k} scores as the formula's")
         if torch.allclose(got, torch.softmax(expected, dim=0), atol=1e-6):
             return failed("these are the weights (they sum to 1); the exercise asks for the scores, "
                           "before any softmax", where)
@@ -113,57 +111,94 @@ def check_split_merge(split_heads, merge_heads) -> bool:
         return failed(f"merge_heads does not give the input back: token 0 of sentence 0 is "
                       f"{merged[0, 0].long().tolist()}, expected {x[0, 0].long().tolist()}",
                       "the order of the axes before the last reshape")
-    return passed(f"({B}, {T}, {d_model}) -> ({B}, {h}, {T}, {d_k}) -> ({B}, {T}, {d_model}), each head the "
-                  "slice the loop took: one batched product now attends in every head at once")
+    return passed(f"({B}, {T}, {d_model}) -> ({B}, {h}, {T}, {d_k}) -> ({B}, {T}, {d_model}), every number "
+                  "where the loop's slices put it, and back")
+
+
+def _masked_reference(q, k, v, key_padding_mask=None, causal=False, pad_rows=False, causal_upper=False,
+                      fill=float("-inf"), scale=True, after=False):
+    """One head's attention with both masks, and the usual ways of getting it wrong."""
+    B, T_q, T_k = q.shape[0], q.shape[-2], k.shape[-2]
+    allow = torch.ones(B, T_q, T_k, dtype=torch.bool)
+    if key_padding_mask is not None:
+        allow = allow & (~key_padding_mask[:, :, None] if pad_rows else ~key_padding_mask[:, None, :])
+    if causal:
+        tri = torch.ones(T_q, T_k, dtype=torch.bool)
+        allow = allow & (tri.triu() if causal_upper else tri.tril())
+    scores = q @ k.transpose(-2, -1) / (math.sqrt(q.shape[-1]) if scale else 1.0)
+    if after:
+        weights = torch.softmax(scores, dim=-1) * allow
+    else:
+        weights = torch.softmax(scores.masked_fill(~allow, fill), dim=-1)
+    return weights @ v, weights, allow
 
 
 @check
-def check_masked_softmax(masked_softmax) -> bool:
-    """Write: ``masked_softmax(scores, allow)``, bool ``allow`` True = may attend, broadcast to scores."""
-    where = "your masked_softmax"
+def check_masked_attention(masked_attention) -> bool:
+    """Write: ``masked_attention(q, k, v, key_padding_mask=None, causal=False) -> (out, weights)``, one head,
+    a padding mask (True = padding) and a causal mask together."""
+    where = "your masked_attention"
     g = torch.Generator().manual_seed(4)
-    T = 5
-    scores = 3 * torch.randn(2, T, T, generator=g, dtype=torch.float64)
-    causal = torch.ones(T, T, dtype=torch.bool).tril()
-    padding = torch.tensor([[True] * T, [True] * 3 + [False] * 2]).unsqueeze(1)      # (2, 1, T)
-    for name, allow in (("the causal mask", causal), ("a padding mask", padding)):
-        ok, got = attempt(masked_softmax, scores.clone(), allow.clone(), where=where)
+    B, T, d_k = 2, 5, 4
+    q, k, v = (2 * torch.randn(B, T, d_k, generator=g, dtype=torch.float64) for _ in range(3))
+    pad = torch.tensor([[False] * T, [False] * 3 + [True] * 2])                          # (B, T), True = padding
+    cases = (("no mask", None, False), ("the padding mask", pad, False), ("the causal mask", None, True),
+             ("both masks", pad, True))
+    for name, kpm, causal in cases:
+        ok, got = attempt(masked_attention, q.clone(), k.clone(), v.clone(),
+                          key_padding_mask=None if kpm is None else kpm.clone(), causal=causal, where=where)
         if not ok:
             return False
-        if not isinstance(got, torch.Tensor):
-            return failed(f"masked_softmax should return a tensor, got {type(got).__name__}", where)
-        if tuple(got.shape) != tuple(scores.shape):
-            return failed(f"with {name} the weights have shape {tuple(got.shape)}, expected the scores' "
-                          f"{tuple(scores.shape)}", where)
-        got = got.to(torch.float64)
-        expected = torch.softmax(scores.masked_fill(~allow, float("-inf")), dim=-1)
-        if torch.allclose(got, expected, atol=1e-9):
+        if isinstance(got, (tuple, list)) and any(unanswered(t) for t in got):
+            return todo("not done yet: masked_attention returns a placeholder", where)
+        if not (isinstance(got, (tuple, list)) and len(got) == 2 and all(isinstance(t, torch.Tensor) for t in got)):
+            return failed("masked_attention should return two tensors, the output and the weights", "the return line")
+        out, weights = (t.detach().to(torch.float64) for t in got)
+        if tuple(weights.shape) != (B, T, T) or tuple(out.shape) != (B, T, d_k):
+            return failed(f"with {name}: output {tuple(out.shape)} and weights {tuple(weights.shape)}, expected "
+                          f"{(B, T, d_k)} and {(B, T, T)}", where)
+        ref_out, ref_w, allow = _masked_reference(q, k, v, kpm, causal)
+        if torch.allclose(weights, ref_w, atol=1e-9):
+            if not torch.allclose(out, ref_out, atol=1e-9):
+                return failed(f"with {name} the weights are right, the output is not", "what the weights multiply")
             continue
-        full = allow.expand_as(scores)
-        if torch.isnan(got).any():
-            return failed(f"with {name} some weights are NaN: a row whose every score is -inf has nothing "
-                          "to normalise", "which entries you set to -inf")
-        forbidden = got[~full].abs().max().item() if (~full).any() else 0.0
-        if forbidden > 1e-9 and torch.allclose(got, torch.softmax(scores.masked_fill(~allow, 0.0), dim=-1), atol=1e-9):
-            return failed(f"with {name} forbidden keys still get weight (up to {forbidden:.2f}): a score of 0 "
-                          "is an ordinary score, e^0 = 1", "the value a forbidden score gets")
-        if forbidden > 1e-9 and (got[full] < 1e-12).any():
-            return failed(f"with {name} keys the mask forbids get weight and keys it allows get none",
-                          "what True means in allow")
-        if forbidden > 1e-9:
-            return failed(f"with {name} forbidden keys still get weight (up to {forbidden:.2f})", where)
-        sums = got.sum(dim=-1)
+        if torch.isnan(weights).any():
+            nan_rows = torch.isnan(weights).any(dim=-1)                                       # (B, T)
+            if kpm is not None and torch.equal(nan_rows, kpm):
+                return failed(f"with {name} the rows of the padded queries are NaN: every key is blocked for them",
+                              "which axis of the scores the padding mask blocks")
+            return failed(f"with {name} some weights are NaN", "which entries you block")
+        blocked = weights[~allow].abs().max().item() if (~allow).any() else 0.0
+        if blocked > 1e-9:
+            if kpm is not None and torch.allclose(weights, _masked_reference(q, k, v, kpm, causal, pad_rows=True)[1],
+                                                  atol=1e-9):
+                return failed(f"with {name} a padded key still gets weight, and the padded queries get none",
+                              "which axis of the scores the padding mask blocks")
+            if causal and torch.allclose(weights, _masked_reference(q, k, v, kpm, causal, causal_upper=True)[1],
+                                         atol=1e-9):
+                return failed(f"with {name} a query attends to the keys after it", "which triangle you keep")
+            if torch.allclose(weights, _masked_reference(q, k, v, kpm, causal, fill=0.0)[1], atol=1e-9):
+                return failed(f"with {name} blocked keys still get weight: a score of 0 is an ordinary score",
+                              "the value a blocked score gets")
+            if kpm is not None and (weights[1, :, 3:] > 1e-9).all() and (weights[1, :, :3] < 1e-12).all():
+                return failed(f"with {name} the padded keys get all the weight and the real ones none",
+                              "what True means in key_padding_mask")
+            return failed(f"with {name} blocked keys still get weight (up to {blocked:.2f})", "how you build the mask")
+        sums = weights.sum(dim=-1)
         if not torch.allclose(sums, torch.ones_like(sums), atol=1e-9):
-            return failed(f"with {name} the forbidden weights are 0 but the rows sum to "
-                          f"{sums.min().item():.2f}..{sums.max().item():.2f}, not 1", "when the mask acts")
-        return failed(f"with {name} the weights have the right zeros and rows of 1, but wrong values", where)
-    return passed("a forbidden key's score is -inf before the softmax: its weight is exactly 0 and the "
-                  "allowed ones still sum to 1, for a causal and a padding mask alike")
+            return failed(f"with {name} the blocked weights are 0 but the rows sum to {sums.min().item():.2f}.."
+                          f"{sums.max().item():.2f}, not 1", "when the mask acts")
+        if torch.allclose(weights, _masked_reference(q, k, v, kpm, causal, scale=False)[1], atol=1e-9):
+            return failed(f"with {name} the zeros are right, the other weights are too sharp", "the scores")
+        return failed(f"with {name} the zeros are right and the rows sum to 1, but the values differ", "the scores")
+    return passed("the same outputs and weights as the reference with no mask, each mask, and both")
 
 
 @check
-def check_head_follows_meaning(sentence, follows_meaning, to_animal, to_street) -> bool:
-    """Change: end the sentence in 'wide'; does layer 3, head 1 now send 'it' to 'street'?"""
+def check_head_follows_meaning(sentence, follows_meaning, to_animal, to_street, model, tokenizer,
+                               layer: int = 3, head: int = 1) -> bool:
+    """Change and read: end the sentence in 'wide', read the weights of ``layer``, ``head`` from 'it' to
+    'animal' and to 'street' (``to_animal``, ``to_street``), and say whether the head now prefers 'street'."""
     where = "the sentence in the exercise cell"
     words = str(sentence).rstrip(" .").split()
     if words and words[-1] == "tired":
@@ -171,29 +206,50 @@ def check_head_follows_meaning(sentence, follows_meaning, to_animal, to_street) 
     if not words or words[-1] != "wide":
         return failed(f"the sentence ends in {words[-1] if words else ''!r}: end it in 'wide', so that 'it' "
                       "means the street", where)
+    if unanswered(to_animal) or unanswered(to_street):
+        return todo("not done yet: set to_animal and to_street to the head's two weights", "the exercise cell")
+    batch = tokenizer([sentence])
+    tokens = batch["tokens"][0]
+    device = next(model.parameters()).device
+    with torch.no_grad():
+        _, attentions = model(batch["input_ids"].to(device), key_padding_mask=batch["key_padding_mask"].to(device),
+                              return_attention=True)
+    row = attentions[layer][0, head, tokens.index("it")].cpu()
+    want = {"to_animal": row[tokens.index("animal")].item(), "to_street": row[tokens.index("street")].item()}
+    for name, got in (("to_animal", to_animal), ("to_street", to_street)):
+        try:
+            got = float(got)
+        except (TypeError, ValueError):
+            return failed(f"{name} should be a number, got {type(got).__name__}", "the exercise cell")
+        if abs(got - want[name]) > 5e-3:
+            where_row = f"layer {layer}, head {head}, the row of the query 'it'"
+            return failed(f"{name} is {got:.3f}, not the weight that head gives", where_row)
     if unanswered(follows_meaning):
         return todo("not done yet: set follows_meaning to True or False", "the last line of the exercise")
     if not isinstance(follows_meaning, bool):
         return failed(f"follows_meaning should be True or False, got {follows_meaning!r}", "the last line")
-    to_animal, to_street = float(to_animal), float(to_street)
-    if follows_meaning != (to_street > to_animal):
-        return failed("the printed weights do not say that", "compare the head's weight on 'animal' with "
-                      "its weight on 'street'")
-    if follows_meaning:
-        return passed(f"'it' -> 'street' {to_street:.2f} against 'animal' {to_animal:.2f}")
-    return passed(f"it still prefers 'animal' ({to_animal:.2f}) to 'street' ({to_street:.2f}): the head "
-                  "does not follow what 'it' refers to; in the first sentence it was right by chance")
+    if follows_meaning != (want["to_street"] > want["to_animal"]):
+        return failed("your two weights do not say that", "compare the head's weight on 'animal' with its weight "
+                      "on 'street'")
+    return passed("the two weights of that head, and an answer that matches them")
 
 
 @check
-def check_score_spread(answer, d_k: int = 2500) -> bool:
-    """Quiz: the standard deviation of q · k for unit-variance entries, without the scaling."""
-    return number(answer, math.sqrt(d_k),
-                  f"Var(q · k) = d_k = {d_k}, so its standard deviation is √{d_k} = {math.sqrt(d_k):g}: "
-                  "scores that far apart make the softmax one-hot",
-                  low="too small: that is the spread after the division by √d_k, or of one term",
-                  high="too large: the variance is d_k; the question asks for its square root",
-                  where="section 4's variance", name="std_unscaled")
+def check_score_divisor(answer, var_q: float = 4.0, var_k: float = 1.0, d_k: int = 64) -> bool:
+    """Quiz: the number that brings the variance of q · k back to 1 when q's entries have variance
+    ``var_q`` and k's ``var_k`` (independent, mean 0)."""
+    value = math.sqrt(var_q * var_k * d_k)
+    if not unanswered(answer) and isinstance(answer, (int, float)):
+        if math.isclose(answer, math.sqrt(d_k)):
+            return failed(f"dividing by √d_k = {math.sqrt(d_k):g} leaves a variance of {var_q * var_k:g}",
+                          "the variance of one product q_i k_i")
+        if math.isclose(answer, var_q * var_k * d_k):
+            return failed(f"dividing by {answer:g} leaves a variance of {1 / answer:.2g}",
+                          "what dividing by c does to a variance")
+    return number(answer, value, f"divided by {value:g}, the scores have variance 1 again",
+                  rel_tol=1e-6, low="too small: the scores keep a variance above 1",
+                  high="too large: the scores end with a variance below 1",
+                  where="section 4's variance", name="score_divisor")
 
 
 @check

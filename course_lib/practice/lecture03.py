@@ -13,9 +13,9 @@ from torch import nn
 from . import attempt, check, failed, number, passed, todo, unanswered
 
 __all__ = [
-    "check_attention_weights",
+    "check_causal_zeros",
     "check_dropout",
-    "check_ffn_parameters",
+    "check_ffn_cost",
     "check_layer_norm",
     "check_layer_norm_value",
     "check_pre_ln_block",
@@ -47,8 +47,7 @@ def check_layer_norm(fn) -> bool:
     got = got.to(torch.float64)
     expected = F.layer_norm(x, (16,), eps=1e-5)
     if torch.allclose(got, expected, atol=1e-6):
-        return passed("one mean and one variance per token, over its d_model features, eps under the root: "
-                      "the same numbers as F.layer_norm")
+        return passed("the same numbers as F.layer_norm, the flat token included")
     d, eps = x.shape[-1], 1e-5
     mean, biased = x.mean(-1, keepdim=True), x.var(-1, keepdim=True, unbiased=False)
     centred = x - mean
@@ -128,8 +127,8 @@ def check_dropout(fn) -> bool:
     if not torch.equal(in_eval.to(torch.float64), x):
         return failed("in evaluation dropout must return x unchanged: nothing zeroed, nothing rescaled "
                       "(look at the training=False case)", where)
-    return passed(f"{dropped:.1%} zeroed at p = {p}, the rest x 1/(1 - p) = {1 / (1 - p):.2f}, so the mean stays "
-                  "1; in evaluation the identity, as nn.Dropout")
+    return passed(f"{dropped:.1%} zeroed at p = {p}, the rest scaled as nn.Dropout scales them, and nothing "
+                  "changed in evaluation")
 
 
 class _Mask(nn.Module):
@@ -169,8 +168,7 @@ def check_pre_ln_block(fn) -> bool:
         if tuple(got.shape) != tuple(x.shape):
             return failed(f"the block's output has shape {tuple(got.shape)}, expected x's {tuple(x.shape)}", where)
         if torch.allclose(got, expected, atol=1e-9):
-            return passed("x + Dropout(Sublayer(LN(x))): only the sublayer's input is normalised, and the "
-                          "residual path from output to input is the identity")
+            return passed("the same output as the reference block, with every part in its place")
         wrong = {
             "post": norm(x + drop(sublayer(x))),
             "post_pre": norm(x + drop(sublayer(norm(x)))),
@@ -210,20 +208,56 @@ def check_pre_ln_block(fn) -> bool:
                   "the order of the pre-LN formula)", where)
 
 
+def _ffn_reference(d_model: int, d_ff: int, T: int) -> tuple[int, int]:
+    """Parameters of PositionwiseFeedForward(d_model, d_ff) and FlopCounterMode's FLOPs on (1, T, d_model)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from ..feed_forward import PositionwiseFeedForward
+    from ..utils import count_parameters
+
+    ffn = PositionwiseFeedForward(d_model, d_ff)
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        ffn(torch.zeros(1, T, d_model))
+    return count_parameters(ffn), counter.get_total_flops()
+
+
 @check
-def check_ffn_parameters(answer) -> bool:
-    """Quiz: the FFN's parameters at the paper's base size, d_model = 512, d_ff = 2048."""
-    if unanswered(answer):
-        return todo("not done yet: set ffn_parameters to a number")
-    d_model, d_ff = 512, 2048
-    weights = 2 * d_model * d_ff
-    value = weights + d_ff + d_model
-    if answer == weights:
-        return failed(f"{weights:,} counts W1 and W2 only (look at the formula's other two terms)")
-    return number(answer, value, f"2 · 512 · 2048 + 2048 + 512 = {value:,}: about 2.1 M per layer, two thirds of "
-                  "a base layer's parameters", rel_tol=1e-9,
-                  low="too small (look at the formula's four terms: W1, W2, b1, b2)",
-                  high="too large (look at the formula's four terms: W1, W2, b1, b2)", where="ffn_parameters")
+def check_ffn_cost(fn) -> bool:
+    """Write: ``ffn_cost(d_model, d_ff, T) -> (parameters, flops)`` of one position-wise FFN on T tokens."""
+    where = "your ffn_cost"
+    pair = []
+    for T in (5, 50):                                  # the same sizes, two lengths
+        ok, got = attempt(fn, 8, 32, T, where=where)
+        if not ok:
+            return False
+        if not (isinstance(got, (tuple, list)) and len(got) == 2):
+            return failed(f"expected two numbers, (parameters, flops), got {got!r}", "the return line")
+        if any(unanswered(v) for v in got):
+            return todo("not done yet: set parameters and flops", where)
+        pair.append(got)
+    if pair[0][0] != pair[1][0]:
+        return failed("your parameter count changes with T", "what T has to do with the weights")
+    if pair[0][1] == pair[1][1]:
+        return failed("your FLOPs do not grow with T", "how many tokens go through the products")
+    for d_model, d_ff, T in ((8, 32, 5), (16, 48, 5), (16, 48, 40)):
+        ok, got = attempt(fn, d_model, d_ff, T, where=where)
+        if not ok:
+            return False
+        params, flops = got
+        want_params, want_flops = _ffn_reference(d_model, d_ff, T)
+        size = f"d_model = {d_model}, d_ff = {d_ff}"
+        if params != want_params:
+            if params == 2 * d_model * d_ff:
+                return failed(f"for {size}: {params:,} parameters counts W1 and W2 only", "the biases")
+            return failed(f"for {size}: {params:,} parameters, count_parameters finds "
+                          f"{'more' if want_params > params else 'fewer'}", "the shapes of W1, b1, W2, b2")
+        if flops != want_flops:
+            if flops * 2 == want_flops:
+                return failed(f"for {size}, T = {T}: half the FLOPs FlopCounterMode counts",
+                              "how many FLOPs a multiply-add is, or how many products there are")
+            return failed(f"for {size}, T = {T}: {flops:,} FLOPs, FlopCounterMode counts "
+                          f"{'more' if want_flops > flops else 'fewer'}", "the two matrix products")
+    return passed("the parameters of PositionwiseFeedForward and the FLOPs of FlopCounterMode, for three sizes")
 
 
 @check
@@ -245,19 +279,19 @@ def check_layer_norm_value(answer) -> bool:
 
 
 @check
-def check_attention_weights(answer) -> bool:
-    """Retrieval quiz (lecture 02): attention weights of one layer, 8 heads, T = 50, one sentence."""
+def check_causal_zeros(answer) -> bool:
+    """Retrieval quiz (lecture 02): the weights a causal mask sets to exactly 0 in one head's map, T = 50."""
+    t = 50
+    value = t * (t - 1) // 2
     if unanswered(answer):
-        return todo("not done yet: set attention_weights to a number")
-    heads, t = 8, 50
-    value = heads * t * t
-    if answer == t * t:
-        return failed(f"{t * t:,} is one head's map (look at how many heads there are)")
-    if answer == heads * t:
-        return failed(f"{heads * t:,} is one weight per token and head; every query has a weight for every key "
-                      "(look at the shape of one head's weights, lecture 02)")
-    return number(answer, value, f"8 heads × 50 queries × 50 keys = {value:,}: a (8, 50, 50) tensor, quadratic "
-                  "in T, while the FFN's cost is linear in T", rel_tol=1e-9,
-                  low="too small (look at the shape of the weights, (num_heads, T, T), in lecture 02)",
-                  high="too large (look at the shape of the weights, (num_heads, T, T), in lecture 02)",
-                  where="attention_weights")
+        return todo("not done yet: set causal_zeros to a number")
+    if answer == t * (t + 1) // 2:
+        return failed(f"{answer:,} counts the diagonal too, where a token attends to itself",
+                      "which keys query t may attend to, lecture 02 section 7")
+    if answer == t * t - t:
+        return failed(f"{answer:,} blocks every key but the query's own", "which keys query t may attend to")
+    return number(answer, value, f"{t} · {t - 1} / 2 = {value:,} of the {t * t:,} weights, the keys after each query",
+                  rel_tol=0.0, abs_tol=0.5,
+                  low="too few: query t may not attend to any key after t",
+                  high="too many: query t may attend to every key up to t, itself included",
+                  where="lecture 02, section 7", name="causal_zeros")

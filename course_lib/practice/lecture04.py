@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 
 import torch
+import torch.nn.functional as F
+from torch import nn
 
 from . import attempt, check, failed, number, passed, same_tensor, todo, unanswered
 
@@ -18,9 +20,9 @@ __all__ = [
     "check_dropout_scale",
     "check_embed_by_matmul",
     "check_nearest",
+    "check_sample",
     "check_stable_softmax",
-    "check_temperature",
-    "check_tying_savings",
+    "check_tied_head",
 ]
 
 
@@ -111,28 +113,93 @@ def check_cold_softmax(prediction, p_cold, words) -> bool:
                   "tau = 0.01; tau -> 0 is the argmax")
 
 
+#: the logits of the sampling check: eight tokens, far apart enough that a wrong temperature shows
+_SAMPLE_LOGITS = torch.tensor([3.0, 2.2, 1.6, 1.2, 0.8, 0.3, 0.0, -1.5], dtype=torch.float64)
+_DRAWS = 20_000
+_CHI2_LIMIT = 40.0          # chi-square with at most 7 degrees of freedom: a right sampler stays far below
+
+
+def _chi2(ids: torch.Tensor, p: torch.Tensor) -> float:
+    """Pearson's chi-square of the drawn ids against the probabilities p (cells with p = 0 left out,
+    a draw there makes it infinite)."""
+    counts = torch.bincount(ids, minlength=len(p)).to(torch.float64)
+    expected = p * len(ids)
+    if (counts[expected == 0] > 0).any():
+        return math.inf
+    keep = expected > 0
+    return (((counts[keep] - expected[keep]) ** 2) / expected[keep]).sum().item()
+
+
+def _topk_probs(z: torch.Tensor, tau: float, k: int) -> torch.Tensor:
+    """softmax(z / tau) over the k largest logits, 0 elsewhere: what sample() draws from."""
+    p = torch.zeros_like(z)
+    top = z.topk(k)
+    p[top.indices] = torch.softmax(top.values / tau, dim=-1)
+    return p
+
+
 @check
-def check_temperature(tau, p, words, given: float = 1.0) -> bool:
-    """The student chose a temperature at which the top candidate gets at least 90 % of the mass."""
-    if unanswered(tau):
-        return todo("not done yet: give tau_try a number")
-    try:
-        tau = float(tau)
-    except (TypeError, ValueError):
-        return failed(f"tau_try should be a number, got {tau!r}")
-    if tau == given:
-        return todo(f"not done yet: tau_try is still {given:g}, the value the cell came with")
-    if not tau > 0:
-        return failed(f"a temperature must be positive, got {tau:g}")
-    top = p[0].item()
-    if top >= 0.9:
-        return passed(f"tau = {tau:g} gives p({words[0]}) = {top:.2f}: below 1 the distribution sharpens, and "
-                      "the order of the words never changes")
-    if tau >= 1:
-        return failed(f"p({words[0]}) = {top:.2f} at tau = {tau:g}: a temperature of 1 or more leaves the "
-                      "distribution as it is or flattens it (look at which way tau must move)")
-    return failed(f"p({words[0]}) = {top:.2f} at tau = {tau:g}: sharper than at tau = 1, not yet 0.90 "
-                  "(go further the same way)")
+def check_sample(fn) -> bool:
+    """The student's ``sample(logits, tau, k, n, generator)``: n ids drawn from softmax(z / tau) over
+    the k largest logits, with the given generator. Checked on 20,000 draws by a chi-square test."""
+    where = "sample"
+    z = _SAMPLE_LOGITS
+    ok, got = attempt(fn, z.clone(), 1.0, 8, _DRAWS, torch.Generator().manual_seed(0), where=where)
+    if not ok:
+        return False
+    if not isinstance(got, torch.Tensor) or tuple(got.shape) != (_DRAWS,):
+        shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
+        return failed(f"sample should return a tensor of n = {_DRAWS:,} token ids, got {shape}", where)
+    if got.is_floating_point() or got.dtype == torch.bool:
+        return failed(f"sample should return token ids (integers), got {got.dtype} (look at what you return: "
+                      "positions in the vocabulary, not probabilities)", where)
+    got = got.long()
+    if got.min() < 0 or got.max() >= len(z):
+        return failed(f"ids from {got.min().item()} to {got.max().item()}, but the vocabulary has ids "
+                      f"0 .. {len(z) - 1} (look at how a uniform number becomes an id)", where)
+    again = fn(z.clone(), 1.0, 8, _DRAWS, torch.Generator().manual_seed(0))
+    if not torch.equal(torch.as_tensor(again).long(), got):
+        return failed("two calls with generators seeded alike gave different draws (look at where your random "
+                      "numbers come from: the generator argument)", where)
+    other = torch.as_tensor(fn(z.clone(), 1.0, 8, _DRAWS, torch.Generator().manual_seed(1))).long()
+    if torch.equal(other, got):
+        return failed("two different seeds gave the same draws: nothing random is drawn (look at the uniform "
+                      "numbers)", where)
+    uniform = torch.full_like(z, 1 / len(z))
+    if _chi2(got, torch.softmax(z, -1)) > _CHI2_LIMIT:
+        if got.unique().numel() == 1:
+            return failed(f"every draw is id {got[0].item()}: at tau = 1 every token has a chance (look at the "
+                          "sampling step, not an argmax)", where)
+        if _chi2(got, uniform) < _CHI2_LIMIT:
+            return failed("at tau = 1 the ids come out about equally often, not with probabilities softmax(z) "
+                          "(look at how the probabilities enter the draw)", where)
+        counts = torch.bincount(got, minlength=len(z)).tolist()
+        return failed(f"at tau = 1 and k = V the counts {counts} do not fit softmax(z) (chi-square "
+                      f"{_chi2(got, torch.softmax(z, -1)):.0f}; look at the cumulative sum and the comparison "
+                      "with u)", where)
+    cases = ((0.5, 8, "tau = 0.5"), (2.0, 8, "tau = 2"), (1.0, 3, "k = 3"), (0.5, 3, "tau = 0.5, k = 3"))
+    for seed, (tau, k, name) in enumerate(cases, start=2):
+        draws = torch.as_tensor(fn(z.clone(), tau, k, _DRAWS, torch.Generator().manual_seed(seed))).long()
+        expected = _topk_probs(z, tau, k)
+        if _chi2(draws, expected) <= _CHI2_LIMIT:
+            continue
+        if k < len(z) and not torch.isin(draws, z.topk(k).indices).all():
+            return failed(f"with {name}, ids outside the {k} largest logits were drawn (look at how the others "
+                          "are left out)", where)
+        if _chi2(draws, _topk_probs(z, 1.0, k)) <= _CHI2_LIMIT:
+            return failed(f"with {name} the counts fit tau = 1: the temperature has no effect (look at how tau "
+                          "enters)", where)
+        if _chi2(draws, _topk_probs(z, 1 / tau, k)) <= _CHI2_LIMIT:
+            return failed(f"with {name} the counts fit tau = {1 / tau:g}: the temperature works the wrong way "
+                          "(look at how tau enters)", where)
+        last = z.topk(k).indices[-1]                                      # the smallest kept logit
+        if k < len(z) and draws.eq(last).double().mean() > expected[last] + 0.05:
+            return failed(f"with {name} the smallest kept logit is drawn too often: the kept probabilities do "
+                          "not sum to 1 (look at over which logits the softmax runs)", where)
+        return failed(f"with {name} the counts do not fit softmax(z / tau) over the k largest logits (chi-square "
+                      f"{_chi2(draws, expected):.0f}; look at the temperature and at which logits are kept)", where)
+    return passed(f"{len(cases) + 1} settings of (tau, k), {_DRAWS:,} draws each: every chi-square below "
+                  f"{_CHI2_LIMIT:g}, and one seed gives one sequence of draws")
 
 
 def _neighbour_table() -> torch.Tensor:
@@ -200,21 +267,96 @@ def check_doubled_logits(answer) -> bool:
 
 
 @check
-def check_tying_savings(answer) -> bool:
-    """Quiz: BERT-base, V = 30,522, d_model = 768: the weights that tying the output layer saves."""
-    if unanswered(answer):
-        return todo("not done yet: set tied to a number")
-    v, d = 30_522, 768
-    value = v * d
-    if answer == 2 * value:
-        return failed("tying one output layer to one embedding table removes one table, not two "
-                      "(look at how many tables become one)", "tied")
-    if answer == value + v:
-        return failed("the output layer keeps its own bias b: tying shares W only (look at what is shared)", "tied")
-    return number(answer, value, f"V x d_model = 30,522 x 768 = {value:,}: about 23 M weights, a fifth of "
-                  "BERT-base's 110 M", rel_tol=1e-9,
-                  low="too small (look at the shape of the shared table)",
-                  high="too large (look at the shape of the shared table)", where="tied")
+def check_tied_head(cls) -> bool:
+    """The student's ``TiedHead(embedding)``: logits ``h E^T + b`` with E the embedding's own weight
+    (shared, not copied) and a bias of its own, zero at the start; ``loss(h, targets)``, the mean of
+    -log softmax(z)[target], stable for any logits. Seeded inside, the notebook's random
+    state left as it was."""
+    with torch.random.fork_rng():
+        torch.manual_seed(5)
+        return _tied_head(cls)
+
+
+def _tied_head(cls) -> bool:
+    where = "TiedHead"
+    V, d = 11, 6
+    embedding = nn.Embedding(V, d)
+    ok, head = attempt(cls, embedding, where=where)
+    if not ok:
+        return False
+    if not isinstance(head, nn.Module):
+        return failed(f"TiedHead should be an nn.Module, got {type(head).__name__}", where)
+    h = torch.randn(2, 3, d)
+    ok, logits = attempt(head.forward, h, where=where)
+    if not ok:
+        return False
+    if not isinstance(logits, torch.Tensor) or tuple(logits.shape) != (2, 3, V):
+        shape = tuple(logits.shape) if isinstance(logits, torch.Tensor) else type(logits).__name__
+        return failed(f"for h of shape (2, 3, d_model = {d}) the logits should be (2, 3, V = {V}), got {shape} "
+                      "(look at which side of E is transposed)", where)
+    own = [p for p in head.parameters() if p is not embedding.weight]
+    shared = any(p is embedding.weight for p in head.parameters())
+    if not shared and any(tuple(p.shape) in ((V, d), (d, V)) for p in own):
+        return failed("the head holds its own (V, d_model) table: a copy of E, not E itself, so training "
+                      "one does not train the other (look at what you store)", where)
+    biases = [p for p in own if tuple(p.shape) == (V,)]
+    if not biases:
+        return failed(f"no bias of shape (V,) = ({V},) among the head's parameters: tying shares W, the head keeps "
+                      "its own b (look at the head's parameters)", where)
+    extra = sum(p.numel() for p in own)
+    if extra != V:
+        return failed(f"besides the shared table the head holds {extra} numbers; its own part is the bias, V = {V} "
+                      "(look at the head's parameters)", where)
+    with torch.no_grad():
+        biases[0].copy_(torch.linspace(-1, 1, V))
+        expected = h @ embedding.weight.T + biases[0]
+        got = head(h)
+    if torch.allclose(got, h @ embedding.weight.T, atol=1e-5):
+        return failed("the logits do not change when the bias does (look at whether b is added)", where)
+    if not torch.allclose(got, expected, atol=1e-5):
+        return failed("the logits are not h E^T + b (largest difference "
+                      f"{(got - expected).abs().max().item():.2g}; look at the product)", where)
+    with torch.no_grad():
+        embedding.weight[4] += 1.0
+        moved = head(h)
+    if torch.allclose(moved, got, atol=1e-6):
+        return failed("changing a row of the embedding leaves the logits as they were: the head reads a copy "
+                      "(look at what you store)", where)
+    if not callable(getattr(head, "loss", None)):
+        return failed("the head has no method loss(h, targets) (look at the class: a third method)", where)
+    flat, targets = h.reshape(6, d), torch.tensor([0, 4, 4, 9, 2, 10])          # (N, d_model), (N,)
+    ok, loss = attempt(head.loss, flat, targets, where=where)
+    if not ok:
+        return False
+    if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+        return failed("loss should return one number, a tensor of one element (look at the mean)", where)
+    with torch.no_grad():
+        want = F.cross_entropy(head(flat), targets)
+        nll = -torch.log_softmax(head(flat), dim=-1)                             # (N, V)
+    if torch.allclose(loss.detach(), nll.gather(1, targets[:, None]).sum(), atol=1e-4):
+        return failed("the loss is the sum over the N vectors, not their mean (look at the last step)", where)
+    if torch.allclose(loss.detach(), -want, atol=1e-4):
+        return failed("the loss has the wrong sign: it is -log p of the right token, a positive number (look at "
+                      "the sign)", where)
+    if not torch.allclose(loss.detach(), want, atol=1e-4):
+        return failed(f"the loss is {loss.item():.4f}, the mean of -log p(target) is {want.item():.4f} (look at which "
+                      "entry of each row you take)", where)
+    with torch.no_grad():
+        big = 300 * flat / flat.norm(dim=-1, keepdim=True)                     # logits of several hundred
+        want_big = F.cross_entropy(head(big), targets)
+    big_loss = head.loss(big, targets)
+    if not torch.isfinite(big_loss).all():
+        return failed("the loss is inf or NaN for logits of several hundred: e^z overflows (look at what you "
+                      "subtract before exp)", where)
+    if not torch.allclose(big_loss.detach(), want_big, rtol=1e-4, atol=1e-3):
+        return failed(f"for logits of several hundred the loss is {big_loss.item():.4g}, expected "
+                      f"{want_big.item():.4g} (look at how the shift is undone in log p)", where)
+    embedding.zero_grad()
+    head.loss(flat, targets).backward()
+    if embedding.weight.grad is None or embedding.weight.grad.abs().sum() == 0:
+        return failed("your loss sends no gradient into the embedding table (look at how the head reads E)", where)
+    return passed(f"logits h E^T + b of shape (2, 3, {V}), {V} parameters of its own, a loss equal to "
+                  "F.cross_entropy even for logits of several hundred, and its gradient reaches E")
 
 
 @check

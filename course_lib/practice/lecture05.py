@@ -5,11 +5,13 @@ from __future__ import annotations
 import math
 
 import torch
+import torch.nn.functional as F
+from torch import nn
 
 from . import attempt, check, choice, failed, number, passed, todo, unanswered
 
-__all__ = ["check_order_prediction", "check_dot_by_distance", "check_inverse_shift", "check_three_back",
-           "check_wavelength", "check_relative_bias", "check_embedding_scale"]
+__all__ = ["check_order_prediction", "check_inverse_shift", "check_three_back", "check_probe",
+           "check_relative_position_bias", "check_embedding_scale", "linear_probe_accuracy"]
 
 
 @check
@@ -32,28 +34,6 @@ def check_order_prediction(same_mean, same_first, encoder, a, b) -> bool:
                       "section 1, the picture of the two orders")
     return passed("both the same: each word gets the same output in both orders, only listed elsewhere; "
                   "position 0 holds cls in both")
-
-
-@check
-def check_dot_by_distance(fn, table: torch.Tensor) -> bool:
-    """Write ``fn(delta, d_model)`` = PE(p) . PE(p + delta) from the formula, without the table."""
-    d_model = table.shape[1]
-    for delta in (0, 1, 7, 40):
-        ok, got = attempt(fn, delta, d_model, where="section 3.2")
-        if not ok:
-            return False
-        try:
-            got = float(got)
-        except (TypeError, ValueError):
-            return failed(f"dot_by_distance({delta}, {d_model}) should be a number, got {type(got).__name__}")
-        expected = float(table[0] @ table[delta])
-        if not math.isclose(got, expected, abs_tol=1e-3):
-            if delta == 0:
-                return failed(f"at distance 0 you get {got:.3f}, expected {expected:.1f}: each pair adds "
-                              "sin² + cos² there", "the identity under section 3.2")
-            return failed(f"at distance {delta} you get {got:.3f}, expected {expected:.3f}",
-                          "the frequencies ω_i and the identity under section 3.2")
-    return passed(f"PE(p)·PE(p+Δ) from the formula matches the table at Δ = 0, 1, 7, 40 (d_model = {d_model})")
 
 
 @check
@@ -106,15 +86,77 @@ def check_three_back(w_q, w_k, scores, pe: torch.Tensor, T: int = 12) -> bool:
     return failed(f"query {p} scores key {int(top[p])} highest, not {p - 3}", where)
 
 
+def linear_probe_accuracy(h_train: torch.Tensor, pos_train: torch.Tensor, h_test: torch.Tensor,
+                          pos_test: torch.Tensor, T: int, ridge: float = 0.0) -> float:
+    """A linear probe for the position: least squares from the vectors (and a constant 1) to one-hot
+    positions, fit on the training vectors; the share of test vectors whose highest score is their
+    own position.
+
+    ``ridge > 0`` standardises the features on the training set and adds ``ridge * N`` times the
+    identity to the normal equations (not on the constant): vectors that nearly coincide (a layer that
+    erased the position) then give a well-posed fit, the same on every CPU's maths library.
+
+    Shape:
+        h_train: ``(N, d)``; pos_train: ``(N,)`` ints in ``0 .. T-1``; h_test: ``(M, d)``; pos_test: ``(M,)``.
+    """
+    targets = F.one_hot(pos_train, T).to(h_train.dtype)                                   # (N, T)
+    if ridge > 0:
+        mean, std = h_train.mean(dim=0), h_train.std(dim=0).clamp_min(1e-6)
+        h_train, h_test = (h_train - mean) / std, (h_test - mean) / std
+    x = torch.cat([h_train, torch.ones(len(h_train), 1, dtype=h_train.dtype)], dim=1)     # (N, d + 1)
+    x_test = torch.cat([h_test, torch.ones(len(h_test), 1, dtype=h_test.dtype)], dim=1)   # (M, d + 1)
+    if ridge > 0:
+        penalty = torch.diag(torch.cat([torch.full((x.shape[1] - 1,), ridge * len(x), dtype=x.dtype),
+                                        torch.zeros(1, dtype=x.dtype)]))                 # not on the constant
+        w = torch.linalg.solve(x.T @ x + penalty, x.T @ targets)                          # (d + 1, T)
+    else:
+        w = torch.linalg.lstsq(x, targets).solution                                       # (d + 1, T)
+    return ((x_test @ w).argmax(dim=1) == pos_test).double().mean().item()
+
+
+def _probe_data(T: int = 8, d: int = 24):
+    """Vectors that carry their position weakly (a random direction per position, under noise and a
+    common offset), few for training and many for testing: a probe scored on what it was fit on
+    looks far better than it is."""
+    g = torch.Generator().manual_seed(5)
+    directions = torch.randn(T, d, generator=g, dtype=torch.float64)
+
+    def draw(n):
+        pos = torch.arange(T).repeat(n)
+        return 0.5 * directions[pos] + torch.randn(len(pos), d, generator=g, dtype=torch.float64) + 3.0, pos
+    return (*draw(6), *draw(50), T)
+
+
 @check
-def check_wavelength(answer, d_model: int = 64, i: int = 3) -> bool:
-    """Quiz: the wavelength, in positions, of pair i of a d_model-wide table."""
-    value = 2 * math.pi * 10000 ** (2 * i / d_model)
-    return number(answer, value,
-                  f"λ_{i} = 2π · 10000^({2 * i}/{d_model}) ≈ {value:.1f} positions: pair {i} repeats after about "
-                  f"{round(value)} tokens, while pair 31 takes about {2 * math.pi * 10000 ** (62 / 64):,.0f}",
-                  low="too small: the wavelength is 2π/ω_i, and ω_i < 1 for i > 0",
-                  high="too large: check the exponent 2i/d_model", where="section 3.3, λ_i")
+def check_probe(fn) -> bool:
+    """The student's ``probe_accuracy(h_train, pos_train, h_test, pos_test, T)``: fit a least-squares
+    map from vectors (plus a constant) to one-hot positions on the training set, score it on the test set."""
+    where = "probe_accuracy"
+    h_train, pos_train, h_test, pos_test, T = _probe_data()
+    ok, got = attempt(fn, h_train.clone(), pos_train.clone(), h_test.clone(), pos_test.clone(), T, where=where)
+    if not ok:
+        return False
+    try:
+        got = float(got)
+    except (TypeError, ValueError):
+        return failed(f"probe_accuracy should return a number, the share of test vectors placed right, got "
+                      f"{type(got).__name__}", where)
+    expected = linear_probe_accuracy(h_train, pos_train, h_test, pos_test, T)
+    if abs(got - expected) <= 0.01:
+        return passed(f"your probe places {got:.1%} of the {len(pos_test)} held-out vectors at their position, as "
+                      f"the reference does (chance: {1 / T:.1%})")
+    if got > 1:
+        return failed(f"{got:g} is not a share between 0 and 1 (look at the last line: a mean of right / wrong)", where)
+    if abs(got - linear_probe_accuracy(h_train, pos_train, h_train, pos_train, T)) <= 0.01:
+        return failed(f"{got:.3f}: the probe is scored on the vectors it was fit on, which flatters it (look at "
+                      "which vectors you score)", where)
+    if abs(got - linear_probe_accuracy(h_test, pos_test, h_test, pos_test, T)) <= 0.01:
+        return failed(f"{got:.3f}: the probe was fit on the test vectors (look at which vectors lstsq sees)", where)
+    if abs(got - 1 / T) < 0.05:
+        return failed(f"{got:.3f}, about chance (1/{T}): the scores and the positions are not compared along the "
+                      "same axis (look at the argmax)", where)
+    return failed(f"{got:.3f}, expected about {expected:.3f} on these vectors (look at the constant column of "
+                  "ones and the one-hot targets)", where)
 
 
 def _relative_reference(table: torch.Tensor, T: int) -> torch.Tensor:
@@ -123,33 +165,65 @@ def _relative_reference(table: torch.Tensor, T: int) -> torch.Tensor:
 
 
 @check
-def check_relative_bias(fn) -> bool:
-    """Write ``relative_bias(table, T)``: the (T, T) matrix whose entry (i, j) is ``table`` at the offset
-    j - i, clipped to [-K, K] (``table`` holds 2K + 1 numbers, offsets -K .. K)."""
-    where = "relative_bias"
-    table = torch.tensor([-4.0, -3.0, -2.0, -1.0, 0.5, 1.0, 2.0], dtype=torch.float64)   # K = 3, offsets -3..3
-    for T in (4, 9):                                              # 4: no offset beyond K; 9: clipping needed
-        ok, got = attempt(fn, table.clone(), T, where=where)
-        if not ok:
-            return False
-        expected = _relative_reference(table, T)
-        if not isinstance(got, torch.Tensor) or tuple(got.shape) != (T, T):
-            shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
-            return failed(f"relative_bias(table, {T}) should be ({T}, {T}), got {shape}", where)
-        got = got.double()
-        if torch.allclose(got, expected):
-            continue
-        if torch.allclose(got, expected.T):
-            return failed("the bias of query i for key j is read at offset i − j: the table comes out mirrored "
-                          "(look at which index is the query)", where)
-        if T == 9:
-            return failed("right for short sequences, wrong once an offset is larger than K: offsets beyond ±K "
-                          "should share the end entries of the table (look at the clipping)", where)
-        i, j = (got != expected).nonzero()[0].tolist()
-        return failed(f"entry (query {i}, key {j}) is {got[i, j].item():g}, expected table[{j - i} + K] = "
-                      f"{expected[i, j].item():g}", where)
-    return passed("entry (i, j) is the table at offset j − i, clipped to ±K: every diagonal holds one number, "
-                  "whatever the absolute position")
+def check_relative_position_bias(cls) -> bool:
+    """The student's ``RelativePositionBias(K)``: a learned table of 2K + 1 numbers, zero at the start;
+    ``forward(scores)`` adds to entry (i, j) of the last two axes the table at offset j - i, clipped to
+    [-K, K]. Checked for translation invariance: the same offset gets the same bias everywhere."""
+    where = "RelativePositionBias"
+    K = 3
+    ok, module = attempt(cls, K, where=where)
+    if not ok:
+        return False
+    if not isinstance(module, nn.Module):
+        return failed(f"RelativePositionBias should be an nn.Module, got {type(module).__name__}", where)
+    scores = torch.randn(2, 3, 9, 9, generator=torch.Generator().manual_seed(3))   # (B, h, T, T); T = 9 > K + 1
+    ok, out = attempt(module.forward, scores.clone(), where=where)
+    if not ok:
+        return False
+    params = list(module.parameters())
+    if sum(p.numel() for p in params) != 2 * K + 1:
+        return failed(f"with K = {K} the module should learn 2K + 1 = {2 * K + 1} numbers, it has "
+                      f"{sum(p.numel() for p in params)} (look at the table: one number per offset -K .. K)", where)
+    if not isinstance(out, torch.Tensor) or tuple(out.shape) != tuple(scores.shape):
+        shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+        return failed(f"for scores of shape {tuple(scores.shape)} the output should have the same shape, got {shape}",
+                      where)
+    if not torch.allclose(out, scores):
+        return failed("with a fresh (all-zero) table the scores should come out unchanged (look at how the table "
+                      "starts and what you add)", where)
+    (table,) = params
+    with torch.no_grad():
+        table.copy_(torch.tensor([-4.0, -3.0, -2.0, -1.0, 0.5, 1.0, 2.0]))
+    bias = (module(torch.zeros(1, 1, 9, 9))[0, 0]).detach().double()
+    expected = _relative_reference(table.detach().double(), 9)
+    shifted = [torch.diagonal(bias, o).unique().numel() for o in range(-8, 9)]
+    if max(shifted) > 1:
+        return failed("the bias changes along a diagonal: the same offset j - i gets different numbers at different "
+                      "positions, so a shift of the sentence changes the scores (look at how the offset is computed)",
+                      where)
+    if torch.allclose(bias, expected.T):
+        return failed("the bias of query i for key j is read at offset i - j: the table comes out mirrored (look at "
+                      "which index is the query)", where)
+    if not torch.allclose(bias, expected):
+        near = _relative_reference(table.detach().double(), 4)
+        if torch.allclose(bias[:4, :4], near):
+            return failed("right for offsets up to K, wrong beyond: offsets past ±K should share the end entries of "
+                          "the table (look at the clipping)", where)
+        i, j = (bias != expected).nonzero()[0].tolist()
+        return failed(f"entry (query {i}, key {j}) gets {bias[i, j].item():g}, expected the table at offset {j - i} "
+                      f"clipped to ±{K}, {expected[i, j].item():g}", where)
+    module.zero_grad()
+    module(torch.zeros(9, 9)).sum().backward()
+    if table.grad is None:
+        return failed("a loss on the output sends no gradient into the table: it cannot be learned (look at "
+                      "whether the table is an nn.Parameter used in forward)", where)
+    counts = torch.tensor([9 - abs(o) if abs(o) < K else 0 for o in range(-K, K + 1)], dtype=torch.float32)
+    counts[0] = counts[-1] = sum(9 - o for o in range(K, 9))
+    if not torch.allclose(table.grad, counts):
+        return failed(f"the table's gradient is {table.grad.tolist()}, expected the number of (i, j) pairs at each "
+                      f"offset, {counts.tolist()} (look at the lookup)", where)
+    return passed(f"every offset j - i gets one number wherever it occurs, clipped at ±{K}, added to scores of any "
+                  "leading shape, and a loss reaches the table")
 
 
 @check

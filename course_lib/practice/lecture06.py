@@ -6,31 +6,68 @@ import torch
 
 from . import attempt, check, choice, failed, number, passed, todo, unanswered
 
-__all__ = ["check_padding_mask", "check_padded_cells", "check_nan_rows", "check_layer_norm_axis",
+__all__ = ["check_collate", "check_padded_cells", "check_nan_rows", "check_layer_norm_axis",
            "check_junk_padding", "check_mean_pool", "check_one_long_sentence", "check_bucketed"]
 
 
+def _collate_reference(seqs, pad_id: int, max_len: int):
+    seqs = [list(s)[:max_len] for s in seqs]
+    lengths = torch.tensor([len(s) for s in seqs])
+    ids = torch.full((len(seqs), int(lengths.max())), pad_id, dtype=torch.long)
+    for b, s in enumerate(seqs):
+        ids[b, :len(s)] = torch.tensor(s, dtype=torch.long)
+    return ids, torch.arange(ids.shape[1])[None, :] >= lengths[:, None]
+
+
 @check
-def check_padding_mask(mask, lengths) -> bool:
-    """Write the key_padding_mask of a batch with these lengths, by hand."""
-    if unanswered(mask):
-        return todo("not done yet: my_mask is still ...")
-    if not isinstance(mask, torch.Tensor):
-        return failed(f"my_mask should be a tensor, got {type(mask).__name__}")
-    expected = torch.arange(max(lengths))[None, :] >= torch.as_tensor(lengths)[:, None]      # (B, T)
-    if tuple(mask.shape) != tuple(expected.shape):
-        return failed(f"my_mask has shape {tuple(mask.shape)}, expected (B, T) = {tuple(expected.shape)}",
-                      "one row per sentence, T = the longest length")
-    if mask.dtype != torch.bool:
-        return failed(f"my_mask holds {mask.dtype}, expected torch.bool", "a comparison gives bools")
-    if torch.equal(mask, ~expected):
-        return failed("my_mask is True at the real tokens: in a key_padding_mask True means padding",
-                      "section 2, the convention")
-    if not torch.equal(mask, expected):
-        wrong = (mask != expected).nonzero()[0].tolist()
-        return failed(f"my_mask is wrong at sentence {wrong[0]}, position {wrong[1]}",
-                      "compare each position with the sentence's length")
-    return passed("True exactly at the padded cells: the same as padding_mask_from_lengths")
+def check_collate(fn) -> bool:
+    """The student's ``collate(seqs, pad_id, max_len)``: lists of ids -> a padded ``(B, T)`` long tensor,
+    each list truncated to its first ``max_len`` ids, ``T`` the longest length after truncation, and the
+    bool ``key_padding_mask`` (True = padding)."""
+    where = "collate"
+    cases = (([[5, 6, 7], [8], [9, 10, 11, 12, 13, 14]], 0, 4),      # one sentence longer than max_len
+             ([[5, 6], [7, 8, 9]], 3, 8))                            # all shorter: T = 3, not max_len; pad id 3
+    for seqs, pad_id, max_len in cases:
+        ok, got = attempt(fn, [list(s) for s in seqs], pad_id, max_len, where=where)
+        if not ok:
+            return False
+        if not isinstance(got, tuple) or len(got) != 2:
+            return failed(f"collate should return two tensors, (ids, key_padding_mask), got {type(got).__name__}",
+                          where)
+        ids, mask = got
+        want_ids, want_mask = _collate_reference(seqs, pad_id, max_len)
+        if not isinstance(ids, torch.Tensor) or not isinstance(mask, torch.Tensor):
+            return failed("collate should return torch tensors (ids, key_padding_mask)", where)
+        if tuple(ids.shape) != tuple(want_ids.shape):
+            T = ids.shape[-1] if ids.dim() else None
+            if T == max_len and want_ids.shape[1] < max_len:
+                return failed(f"lengths {[len(s) for s in seqs]} with max_len = {max_len} give T = {T}: pad to the "
+                              "longest sentence, not to max_len (look at how T is chosen)", where)
+            if T == max(len(s) for s in seqs) > max_len:
+                return failed(f"a sentence of {T} ids with max_len = {max_len} was not truncated (look at what you "
+                              "do before padding)", where)
+            return failed(f"ids has shape {tuple(ids.shape)}, expected (B, T) = {tuple(want_ids.shape)}", where)
+        if ids.dtype != torch.long:
+            return failed(f"ids holds {ids.dtype}: an embedding needs integer ids, torch.long (look at how the "
+                          "tensor is made)", where)
+        if not torch.equal(ids, want_ids):
+            if torch.equal(ids[:, -1], want_ids[:, 0]) or (ids == pad_id).sum() != (want_ids == pad_id).sum():
+                return failed(f"ids {ids.tolist()}, expected {want_ids.tolist()} (look at where the words go and "
+                              "what fills the rest)", where)
+            return failed(f"ids {ids.tolist()}, expected {want_ids.tolist()}: truncation keeps the first max_len "
+                          "ids (look at the slice)", where)
+        if mask.dtype != torch.bool or tuple(mask.shape) != tuple(want_mask.shape):
+            return failed(f"key_padding_mask should be bool of shape {tuple(want_mask.shape)}, got {mask.dtype} of "
+                          f"shape {tuple(mask.shape)} (a comparison gives bools)", where)
+        if torch.equal(mask, ~want_mask):
+            return failed("key_padding_mask is True at the real tokens: in a key_padding_mask True means padding "
+                          "(section 2, the convention)", where)
+        if not torch.equal(mask, want_mask):
+            b, t = (mask != want_mask).nonzero()[0].tolist()
+            return failed(f"key_padding_mask is wrong at sentence {b}, position {t} (compare each position with "
+                          "the sentence's length after truncation)", where)
+    return passed("truncated to max_len, padded to the longest, the pad id after the words, and a mask that is True "
+                  "exactly there: the same as the tokenizer's batch")
 
 
 @check

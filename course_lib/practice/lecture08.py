@@ -5,12 +5,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import torch
 
-from . import attempt, check, failed, number, passed, same_tensor, todo, unanswered
+from . import attempt, check, choice, failed, number, passed, todo, unanswered
 
-__all__ = ["check_probe_probabilities", "check_word_order", "check_mean_pool", "check_probe_size",
-           "check_scale_of_minilm"]
+__all__ = ["check_probe_probabilities", "check_word_order", "check_train_probe", "check_cross_validate",
+           "check_paired_spread", "check_scale_of_minilm"]
 
 
 @check
@@ -72,46 +71,96 @@ def check_word_order(same_for_baseline, same_for_probe, baseline_probabilities, 
                   "the bag of words cannot see the order, the encoder can")
 
 
+def _train_probe(features, labels, steps, lr, average=True, bias=True, axis=1, sign=1.0):
+    """The reference: full-batch gradient descent on the mean cross-entropy of softmax(e W + b), from zeros;
+    the keyword arguments make the usual mistakes, for the check to recognise."""
+    n, topics = len(labels), int(labels.max()) + 1
+    w, b = np.zeros((features.shape[1], topics)), np.zeros(topics)
+    onehot = np.eye(topics)[labels]                                        # (n, topics)
+    for _ in range(steps):
+        p = _softmax(features @ w + b, axis=axis)                          # (n, topics)
+        grad = (p - onehot) / (n if average else 1)                        # d loss / d scores
+        w = w - sign * lr * features.T @ grad
+        if bias:
+            b = b - sign * lr * grad.sum(axis=0)
+    return w, b
+
+
 @check
-def check_mean_pool(mean_pool, model, tokenizer, sentences) -> bool:
-    """Write: MiniLM's sentence embedding from its states, the mean over the real tokens, to length 1."""
-    where = "average only where key_padding_mask is False, then divide by the vector's length"
-    batch = tokenizer(list(sentences))
-    mask = batch["key_padding_mask"]                                       # (B, T), True = padding
-    if not mask.any():
-        return failed("the check needs sentences of different lengths", "sentences")
-    with torch.no_grad():
-        hidden = model(batch["input_ids"], key_padding_mask=mask).double()   # (B, T, d_model)
-    ok, got = attempt(mean_pool, hidden.clone(), mask.clone(), where=where)
+def check_train_probe(train_probe, features, labels, steps: int = 100, lr: float = 2.0) -> bool:
+    """Write: the probe fitted by gradient descent on the mean cross-entropy, from zeros."""
+    where = "from W = 0 and b = 0, each step: the softmax of every row, (P - Y) / n, then W and b move against it"
+    features, labels = np.asarray(features, dtype=np.float64), np.asarray(labels)
+    ok, got = attempt(train_probe, features.copy(), labels.copy(), steps, lr, where=where)
     if not ok:
         return False
-    expected = model.encode(list(sentences), tokenizer).double()            # (B, d_model)
-    if not isinstance(got, torch.Tensor):
-        return failed(f"expected a tensor, got {type(got).__name__}", where)
-    if tuple(got.shape) != tuple(expected.shape):
-        return failed(f"expected shape {tuple(expected.shape)} (one vector per sentence), got {tuple(got.shape)}",
-                      "average over the tokens: dim=1")
-    got = got.double()
-    plain = hidden.mean(dim=1)
-    if (torch.allclose(got, plain / plain.norm(dim=-1, keepdim=True), atol=1e-5)
-            or torch.allclose(got, plain, atol=1e-5)):
-        return failed("the padding positions are in the average", "key_padding_mask: True = padding")
-    keep = (~mask).unsqueeze(-1).double()
-    mean = (hidden * keep).sum(dim=1) / keep.sum(dim=1)
-    if torch.allclose(got, mean, atol=1e-5):
-        return failed("the right mean, but not of length 1", "divide each vector by its norm")
-    if not same_tensor(got, expected, "your embedding", where, atol=1e-4):
-        return False
-    return passed(f"your embeddings equal MiniLM's encode for all {len(sentences)} sentences, padding left out")
+    if not isinstance(got, tuple) or len(got) != 2:
+        return failed(f"expected a pair (W, b), got {type(got).__name__}", where)
+    w, b = (np.asarray(x, dtype=np.float64) for x in got)
+    w_ref, b_ref = _train_probe(features, labels, steps, lr)
+    if w.shape != w_ref.shape or b.shape != b_ref.shape:
+        return failed(f"expected W of shape {w_ref.shape} and b of shape {b_ref.shape}, got {w.shape} and {b.shape}",
+                      "one weight per feature and topic, one bias per topic")
+    def close(ref):
+        return np.allclose(w, ref[0], atol=1e-8) and np.allclose(b, ref[1], atol=1e-8)
+
+    if close((w_ref, b_ref)):
+        right = int(((features @ w + b).argmax(axis=1) == labels).sum())
+        return passed(f"your W and b equal the reference's after {steps} steps; they get {right} of the "
+                      f"{len(labels)} training headlines right")
+    with np.errstate(all="ignore"):
+        if not (np.isfinite(w).all() and np.isfinite(b).all()):
+            return failed("W or b holds NaN or inf: the steps are far too large",
+                          "is the gradient averaged over the rows?")
+        if np.allclose(b, 0) and close(_train_probe(features, labels, steps, lr, bias=False)):
+            return failed("b never moves", "the bias gets a gradient too: the sum of (P - Y) over the rows")
+        if close(_train_probe(features, labels, steps, lr, average=False)):
+            return failed("the gradient is summed over the headlines, not averaged", "the loss is a mean over the rows")
+        if close(_train_probe(features, labels, steps, lr, axis=0)):
+            return failed("the softmax runs down the columns", "each ROW (one headline) is a distribution over topics")
+        if close(_train_probe(features, labels, steps, lr, sign=-1.0)):
+            return failed("the steps go up the loss, not down", "move W and b against the gradient")
+    return failed("W and b differ from the reference's", where)
 
 
 @check
-def check_probe_size(answer) -> bool:
-    """Quiz: the number of fitted numbers of a linear probe with 20 topics on 384 features."""
-    return number(answer, 384 * 20 + 20, "384 x 20 weights and 20 biases: the encoder adds nothing to learn",
-                  rel_tol=0, abs_tol=0.5, low="too few: one weight per feature AND topic, and a bias per topic",
-                  high="too many: the encoder stays frozen, only W and b are fitted",
-                  where="the head is softmax(e W + b)")
+def check_cross_validate(my_cross_validate, fit, grid, features, labels, folds: int = 3) -> bool:
+    """Write: k-fold cross-validation that chooses one value of ``grid`` on the training data alone."""
+    where = "fold k holds the rows i with i % folds == k; train on the others, count the right answers on fold k"
+    from ..capstone import cross_validate
+    ok, got = attempt(my_cross_validate, fit, grid, features, labels, folds, where=where)
+    if not ok:
+        return False
+    if not isinstance(got, tuple) or len(got) != 2:
+        return failed(f"expected a pair (best, right), got {type(got).__name__}", where)
+    best, right = got
+    best_ref, right_ref = cross_validate(fit, grid, features, labels, folds=folds)
+    right = [int(r) for r in right] if isinstance(right, list | tuple | np.ndarray) else right
+    if not isinstance(right, list) or len(right) != len(grid):
+        return failed(f"right: expected one count per value of the grid ({len(grid)}), got {right!r}", where)
+    if right == right_ref and best == best_ref:
+        return passed(f"your counts {right} (of {len(labels)} held-out rows) and your choice {best!r} equal "
+                      "course_lib's cross_validate")
+    if right == right_ref:
+        return failed(f"the right counts, but best = {best!r}", "the value with the MOST held-out right answers")
+    if max(right) > max(right_ref):
+        return failed("the counts are too high: were the held-out rows in the training data?",
+                      "train on the rows NOT in fold k")
+    if sum(right) < 0.6 * sum(right_ref):
+        return failed("the counts are too low: are they summed over all the folds?", where)
+    return failed(f"your counts {right} differ from the reference's", where)
+
+
+@check
+def check_paired_spread(answer) -> bool:
+    """Quiz: which spread decides whether a lead over the same splits is visible."""
+    return choice(answer, "differences", {
+        "accuracies": "each accuracy's spread includes how hard each split's test headlines are, which both "
+                      "models share: it hides a consistent lead",
+        "one split": "one split's standard error says how much its test set could move one accuracy, not "
+                     "whether the lead holds from split to split",
+    }, "the paired difference cancels what the two models share (a split's easy or hard test headlines): its "
+       "spread is the one to compare the lead with", where="section 6, paired differences")
 
 
 @check

@@ -29,10 +29,13 @@ or of a written answer, and the table and headings of the notebook's text; then 
        python -m course_grader lms-times ASSIGNMENT EXPORT [--timezone ZONE]
        python -m course_grader scores ASSIGNMENT
        python -m course_grader lms-feedback ASSIGNMENT WORKSHEET [--out moodle_feedback.zip]
+       python -m course_grader moodle-grades ASSIGNMENT WORKSHEET [--out moodle_grades.csv] [--scale]
+       python -m course_grader canvas-grades ASSIGNMENT GRADEBOOK [--column NAME] [--out canvas_grades.csv]
 
 The LMS round trip (grader/course_grader/lms.py): write each submission's timestamp.txt from Moodle's
-grading worksheet or Canvas's submissions list, show the score table before export, and pack
-feedback/ for Moodle's feedback-files upload.
+grading worksheet or Canvas's submissions list, show the score table (after the late penalty) before
+export, pack feedback/ for Moodle's feedback-files upload, and write the grades back in Moodle's
+grading worksheet or Canvas's gradebook import file.
 
        python -m course_grader report ASSIGNMENT [--out DIR]
 
@@ -62,7 +65,7 @@ def main(argv=None) -> int:
     if argv[0] == "points":
         from .points import main as points_main
         return points_main(argv[1:])
-    if argv[0] in ("lms-times", "scores", "lms-feedback"):
+    if argv[0] in ("lms-times", "scores", "lms-feedback", "moodle-grades", "canvas-grades"):
         from .lms import main as lms_main
         return lms_main(argv)
     if argv[0] != "autograde":

@@ -8,6 +8,8 @@ nbgrader_config.py puts these into nbgrader's feedback converter:
   which browsers draw themselves, offline, and puts the exercise's figures into the page;
 * :class:`NameGradedCells` names each graded cell after its part ("Part 3: multi-head attention",
   "Question 9.2") for the page's list of scores, where nbgrader writes "Test cell" thirteen times;
+* :class:`DescribeFigures` gives each figure the student's code drew (matplotlib writes no alt text)
+  alt text from what the page knows: the part it is under, what kind of plot, what the cell printed;
 * :class:`CleanHTMLExporter` is the page's exporter: the page as rendered, cleaned whole by
   :func:`.html_out.clean_page` (one allow-list, after rendering; no script can run in it);
 * ``TEMPLATES`` holds the page's template, ``feedback/index.html.j2`` (nbgrader's, with those names,
@@ -93,6 +95,53 @@ class NameGradedCells(Preprocessor):
 
     def preprocess(self, nb, resources):
         resources["graded_cell_names"] = graded_cell_names(nb.cells)
+        return nb, resources
+
+
+_ALT_MAX = 400
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f]+")
+
+
+def describe_figure(source: str, part: str | None, printed: str) -> str:
+    """Alt text for a figure a code cell drew: what it is (an attention map when the cell called
+    ``plot_attention``), where (the part), and the cell's printed numbers (a student's output: plain
+    text, cut to a few hundred characters; the template escapes it)."""
+    if "plot_attention" in source:
+        what = ("Heatmaps of your model's attention weights, drawn by plot_attention: one panel per head, "
+                "rows are the queries and columns the keys, brighter means more weight")
+    else:
+        what = "A figure your code drew"
+    where = f", in {part}" if part else ""
+    said = _UNPRINTABLE.sub(" ", printed).strip()
+    text = f"{what}{where}." + (f" The cell printed: {said}" if said else "")
+    return text if len(text) <= _ALT_MAX else text[:_ALT_MAX - 1] + "…"
+
+
+class DescribeFigures(Preprocessor):
+    """Alt text (:func:`describe_figure`) on every image output of a code cell that has none, where
+    nbconvert would write "No description has been provided for this image" and warn once a page."""
+
+    enabled = Bool(True)
+    display_data_priority = display_data_priority()
+
+    def preprocess(self, nb, resources):
+        part = None
+        for cell in nb.cells:
+            if cell.cell_type == "markdown":
+                if (found := list(_PART.finditer(cell.source))):
+                    part = found[-1].group("name")
+                continue
+            if cell.cell_type != "code":
+                continue
+            outputs = cell.get("outputs", [])
+            printed = " ".join(str(o.get("text", "")) for o in outputs
+                               if o.get("output_type") == "stream" and o.get("name") == "stdout")
+            for output in outputs:
+                for kind in ("image/png", "image/jpeg"):
+                    meta = output.setdefault("metadata", {})
+                    if kind in output.get("data", {}) and not (meta.get(kind) or {}).get("alt") \
+                            and not meta.get("alt"):
+                        meta.setdefault(kind, {})["alt"] = describe_figure(cell.source, part, printed)
         return nb, resources
 
 

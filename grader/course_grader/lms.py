@@ -6,6 +6,8 @@ Command line (from the course root, after ``zip_collect`` or the exchange put th
     python -m course_grader lms-times 07_exercise EXPORT [--timezone Europe/Berlin]
     python -m course_grader scores 07_exercise
     python -m course_grader lms-feedback 07_exercise WORKSHEET [--out moodle_feedback.zip]
+    python -m course_grader moodle-grades 07_exercise WORKSHEET [--out moodle_grades.csv]
+    python -m course_grader canvas-grades 07_exercise GRADEBOOK [--column NAME] [--out canvas_grades.csv]
 
 ``EXPORT`` is one of two documented formats:
 
@@ -19,8 +21,25 @@ Command line (from the course root, after ``zip_collect`` or the exchange put th
   UTC). The user id is the number in Canvas's download file names.
 
 ``lms-times`` writes each submission's ``timestamp.txt`` (what nbgrader's late penalty reads) from it;
-``lms-feedback`` packs ``feedback/`` as Moodle's *Upload multiple feedback files in a zip* expects
-(one folder per participant, named as in Moodle's own download). Standard library and nbgrader only.
+``scores`` shows the gradebook's scores after the late penalty (as ``nbgrader export`` and the feedback
+give them), the raw score beside it; ``lms-feedback`` packs ``feedback/`` as Moodle's *Upload multiple
+feedback files in a zip* expects (one folder per participant, named as in Moodle's own download).
+
+The grades go back in each LMS's own import format, written from the file the LMS itself exported, so
+that every column it needs is there as it wrote it:
+
+* ``moodle-grades``: the same grading worksheet with ``Grade`` (after the late penalty) and
+  ``Feedback comments`` filled in, every other column as downloaded (*Grading action → Upload grading
+  worksheet*);
+* ``canvas-grades``: Canvas's gradebook export (*Grades → Export → Export Entire Gradebook*: the
+  columns ``Student``, ``ID``, ``SIS User ID``, ``SIS Login ID``, ``Section``, then one column per
+  assignment named ``Name (assignment id)``, and a ``Points Possible`` row) cut to those columns and the
+  exercise's, its scores filled in, rows matched by ``ID`` (the Canvas user id in the download's file
+  names), for *Grades → Import*.
+
+A submission whose written answers still wait for a hand grade is left out of both (its row as the
+LMS wrote it) and named, and an assignment whose maximum in the LMS is not the gradebook's is refused
+unless ``--scale`` asks for the score scaled to it. Standard library and nbgrader only.
 """
 
 from __future__ import annotations
@@ -145,8 +164,9 @@ def restore_times(root: str, assignment: str) -> list[str]:
 
 
 def score_rows(root: str, assignment: str) -> list[dict]:
-    """One row per submission in the gradebook: id, autograded and hand-graded points, penalty,
-    score, maximum, and how many answers still wait for hand grading."""
+    """One row per submission in the gradebook: id, autograded and hand-graded points, the raw score
+    (their sum), the late penalty, the score (after the penalty, never below 0: what ``nbgrader export``
+    and the feedback page give), the maximum, and how many answers still wait for hand grading."""
     from nbgrader.api import Gradebook
 
     rows = []
@@ -155,14 +175,15 @@ def score_rows(root: str, assignment: str) -> list[dict]:
             grades = [g for nb in sub.notebooks for g in nb.grades]
             auto = sum(g.auto_score or 0 for g in grades if g.manual_score is None)
             manual = sum(g.manual_score for g in grades if g.manual_score is not None)
-            rows.append({"student": sub.student.id, "autograded": auto, "by hand": manual,
-                         "penalty": sub.late_submission_penalty or 0, "score": sub.score,
+            penalty = sub.late_submission_penalty or 0
+            rows.append({"student": sub.student.id, "autograded": auto, "by hand": manual, "raw": sub.score,
+                         "penalty": penalty, "score": max(0.0, sub.score - penalty),    # as nbgrader export
                          "max": sub.max_score, "pending": sum(1 for g in grades if g.needs_manual_grade)})
     return rows
 
 
 def format_scores(rows: list[dict]) -> str:
-    head = ["student", "autograded", "by hand", "penalty", "score", "max", "pending"]
+    head = ["student", "autograded", "by hand", "raw", "penalty", "score", "max", "pending"]
     table = [head] + [[quoted(r["student"])[1:-1]] + [f"{r[k]:g}" for k in head[1:]] for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(head))]
     lines = ["  ".join(cell.rjust(w) if i else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths)))
@@ -170,6 +191,7 @@ def format_scores(rows: list[dict]) -> str:
     pending = sum(r["pending"] for r in rows)
     lines.append(f"{len(rows)} submissions; {pending} written answers not graded by hand yet"
                  + (" (grade them before feedback and export)" if pending else ""))
+    lines.append("score: raw (autograded + by hand) minus the late penalty, as the export and the feedback give it")
     return "\n".join(lines)
 
 
@@ -193,6 +215,151 @@ def moodle_feedback(root: str, assignment: str, worksheet: str, out: str) -> dic
     return done
 
 
+CANVAS_FIXED = ("Student", "ID", "SIS User ID", "SIS Login ID", "Integration ID", "Section")
+CANVAS_COLUMN = re.compile(r".+ \(\d+\)")       # an assignment's column: "Exercise 07 (12345)"
+
+
+def _read_csv(path: str) -> tuple[list[list[str]], bool]:
+    """The rows of a CSV file an LMS wrote, and whether it began with a byte-order mark (kept on writing)."""
+    with open(path, "rb") as f:
+        bom = f.read(3) == b"\xef\xbb\xbf"
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        rows = list(csv.reader(f))
+    if not rows:
+        raise ValueError(f"{path}: empty")
+    return rows, bom
+
+
+def _write_csv(path: str, rows: list[list[str]], bom: bool, quoting: int = csv.QUOTE_MINIMAL) -> None:
+    with open(path, "w", newline="", encoding="utf-8-sig" if bom else "utf-8") as f:
+        csv.writer(f, quoting=quoting).writerows(rows)
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text.strip().replace(",", "."))
+    except ValueError:
+        return None
+
+
+def _fitted(row: dict, maximum: float | None, scale: bool, where: str) -> float:
+    """The row's score (after the penalty) on the LMS's scale: the same maximum, or scaled when asked."""
+    if maximum is None or abs(maximum - row["max"]) < 1e-9:
+        return row["score"]
+    if not scale:
+        raise ValueError(f"{where} is out of {maximum:g}, the gradebook's assignment out of {row['max']:g}: "
+                         f"set its points in the LMS to {row['max']:g}, or pass --scale")
+    return row["score"] * maximum / row["max"] if row["max"] else 0.0
+
+
+def _grade(value: float) -> str:
+    return f"{round(value, 2):.2f}"
+
+
+def feedback_comment(row: dict) -> str:
+    """One line for the LMS's comment box: the points by kind, the penalty and the score."""
+    late = f"; late penalty {row['penalty']:g}" if row["penalty"] else ""
+    return (f"Autograded parts {row['autograded']:g}, written answers {row['by hand']:g}{late}: "
+            f"{row['score']:g} of {row['max']:g}. The feedback page shows each part.")
+
+
+def _ready(student: str, scores: dict[str, dict], listed: set, done: dict[str, list[str]]) -> dict | None:
+    """The student's score row when it can go to the LMS; else None, with the reason noted in ``done``."""
+    listed.add(student)
+    row = scores.get(student)
+    if row is None:
+        done["no submission"].append(student)
+    elif row["pending"]:
+        done["pending"].append(student)
+    return None if row is None or row["pending"] else row
+
+
+def moodle_grades(root: str, assignment: str, worksheet: str, out: str, scale: bool = False) -> dict[str, list[str]]:
+    """Moodle's grading worksheet (as downloaded) with ``Grade`` and ``Feedback comments`` filled in for
+    every participant with a complete submission in the gradebook, written to ``out`` for *Upload grading
+    worksheet*; every other cell as Moodle wrote it, every cell quoted as Moodle quotes them.
+
+    Returns ``filled``, ``pending`` (written answers not graded by hand yet: left as they were),
+    ``locked`` (``Grade can be changed`` is No), ``no submission`` (listed, not in the gradebook) and
+    ``not listed`` (in the gradebook, not in the worksheet)."""
+    rows, bom = _read_csv(worksheet)
+    head = rows[0]
+    for name in ("Identifier", "Grade", "Maximum Grade"):
+        if name not in head:
+            raise ValueError(f"{worksheet}: no column {quoted(name)}: not Moodle's grading worksheet")
+    col = {name: i for i, name in enumerate(head)}
+    scores = {r["student"]: r for r in score_rows(root, assignment)}
+    done = {"filled": [], "pending": [], "locked": [], "no submission": [], "not listed": []}
+    listed = set()
+    for cells in rows[1:]:
+        if len(cells) < len(head):
+            cells += [""] * (len(head) - len(cells))
+        m = PARTICIPANT.fullmatch(cells[col["Identifier"]].strip())
+        if not m:
+            raise ValueError(f"{worksheet}: {quoted(cells[col['Identifier']])} is not Moodle's 'Participant N'")
+        student = m.group(1)
+        row = _ready(student, scores, listed, done)
+        if row is None:
+            continue
+        if "Grade can be changed" in col and cells[col["Grade can be changed"]].strip().lower() == "no":
+            done["locked"].append(student)
+        else:
+            maximum = _number(cells[col["Maximum Grade"]])
+            cells[col["Grade"]] = _grade(_fitted(row, maximum, scale, f"Moodle's 'Maximum Grade' of {student}"))
+            if "Feedback comments" in col:
+                cells[col["Feedback comments"]] = feedback_comment(row)
+            done["filled"].append(student)
+    done["not listed"] = sorted(set(scores) - listed)
+    _write_csv(out, rows, bom, csv.QUOTE_ALL)
+    return done
+
+
+def canvas_grades(root: str, assignment: str, export: str, out: str, column: str | None = None,
+                  scale: bool = False) -> dict[str, list[str]]:
+    """Canvas's gradebook import file, from its gradebook export: the student columns (``Student``,
+    ``ID``, ``SIS User ID``, ``SIS Login ID``, ``Integration ID`` where there is one, ``Section``) and the
+    exercise's column (``column``: its header as Canvas wrote it, ``"Exercise 07 (12345)"``; default the
+    export's only assignment column), every row kept, the score (after the late penalty) filled in for
+    each student whose ``ID`` has a complete submission in the gradebook. The ``Points Possible`` row
+    and any other row without a numeric ``ID`` are copied as they are.
+
+    Returns ``filled``, ``pending``, ``no submission`` and ``not listed``, as :func:`moodle_grades`."""
+    rows, bom = _read_csv(export)
+    head = rows[0]
+    for name in ("Student", "ID"):
+        if name not in head:
+            raise ValueError(f"{export}: no column {quoted(name)}: not Canvas's gradebook export")
+    if column is None:
+        found = [h for h in head if CANVAS_COLUMN.fullmatch(h)]
+        if len(found) != 1:
+            raise ValueError(f"{export}: {len(found)} assignment columns ('Name (id)'); name the exercise's "
+                             "with --column")
+        column = found[0]
+    if column not in head:
+        raise ValueError(f"{export}: no column {quoted(column)}")
+    keep = [i for i, h in enumerate(head) if h in CANVAS_FIXED] + [head.index(column)]
+    at, ident = len(keep) - 1, keep.index(head.index("ID"))
+    table = [[(cells + [""] * len(head))[i] for i in keep] for cells in rows]
+    maximum = None
+    for cells in table[1:]:
+        if cells[0].strip() == "Points Possible":
+            maximum = _number(cells[at])
+    scores = {r["student"]: r for r in score_rows(root, assignment)}
+    done = {"filled": [], "pending": [], "no submission": [], "not listed": []}
+    listed = set()
+    for cells in table[1:]:
+        student = cells[ident].strip()
+        if not student.isdigit() or not student.isascii():
+            continue                                      # "Points Possible", "Manual Posting", a test student
+        row = _ready(student, scores, listed, done)
+        if row is not None:
+            cells[at] = _grade(_fitted(row, maximum, scale, f"Canvas's {quoted(column)}"))
+            done["filled"].append(student)
+    done["not listed"] = sorted(set(scores) - listed)
+    _write_csv(out, table, bom)
+    return done
+
+
 def _report(done: dict[str, list[str]]) -> None:
     for outcome, students in done.items():
         if students:
@@ -212,6 +379,17 @@ def main(argv: list[str]) -> int:
     f.add_argument("assignment")
     f.add_argument("worksheet", help="Moodle's grading worksheet (.csv): participant numbers and names")
     f.add_argument("--out", default="moodle_feedback.zip")
+    m = sub.add_parser("moodle-grades", help="Moodle's grading worksheet with Grade and Feedback comments filled in")
+    m.add_argument("assignment")
+    m.add_argument("worksheet", help="Moodle's grading worksheet (.csv), as downloaded")
+    m.add_argument("--out", default="moodle_grades.csv")
+    m.add_argument("--scale", action="store_true", help="scale scores to the LMS's maximum when it differs")
+    c = sub.add_parser("canvas-grades", help="Canvas's gradebook import file, from its gradebook export")
+    c.add_argument("assignment")
+    c.add_argument("export", help="Canvas's gradebook export (.csv), as downloaded")
+    c.add_argument("--column", help="the exercise's column in it, as Canvas names it: 'Exercise 07 (12345)'")
+    c.add_argument("--out", default="canvas_grades.csv")
+    c.add_argument("--scale", action="store_true", help="scale scores to the LMS's maximum when it differs")
     args = parser.parse_args(argv)
     root = os.getcwd()
     try:
@@ -222,6 +400,17 @@ def main(argv: list[str]) -> int:
         if args.command == "scores":
             print(format_scores(score_rows(root, args.assignment)))
             return 0
+        if args.command in ("moodle-grades", "canvas-grades"):
+            if os.path.realpath(args.out) == os.path.realpath(getattr(args, "worksheet", None) or args.export):
+                raise ValueError(f"--out {quoted(args.out)}: the LMS's own file; write to another")
+            done = (moodle_grades(root, args.assignment, args.worksheet, args.out, args.scale)
+                    if args.command == "moodle-grades" else
+                    canvas_grades(root, args.assignment, args.export, args.out, args.column, args.scale))
+            _report(done)
+            where = ("Grading action > Upload grading worksheet" if args.command == "moodle-grades"
+                     else "Grades > Import")
+            print(f"wrote {args.out}: upload it under '{where}'")
+            return 1 if done["pending"] else 0
         done = moodle_feedback(root, args.assignment, args.worksheet, args.out)
         _report(done)
         print(f"wrote {args.out}: upload it under 'Upload multiple feedback files in a zip'")

@@ -59,12 +59,17 @@ def draw_embedding_output():
     c.arrow((6.05, 1.68), (6.05, 2.02))
     c.cbox(6.05, 2.3, 1.1, 0.52, "$h_t E^\\top + b$", fill=COLORS["out"], fontsize=10)
     c.text(6.05, 2.75, "output layer\n(weights tied to E)", fontsize=9, color=NOTE, va="bottom")
-    logits = np.array([-3.0, 0.4, 0.9, -2.0, 2.3, 1.1])
+    # the softmax runs over the whole vocabulary, but a trained masked-language model gives <pad> and
+    # [MASK] next to nothing (they are never the hidden word): only the words are drawn as bars
+    logits = np.array([-9.0, 0.4, 0.9, -9.0, 2.3, 1.1])
     probs = np.exp(logits) / np.exp(logits).sum()
-    c.arrow((6.62, 2.3), (7.08, 2.3))
-    c.text(6.9, 2.36, "softmax", fontsize=9, color=NOTE, va="bottom")   # clear of the words on the right
-    _bars(c, 7.75, 2.95, VOCAB, probs, length=0.7, highlight=int(np.argmax(probs)))
+    words = [i for i, w in enumerate(VOCAB) if w not in ("<pad>", "[MASK]")]
+    c.arrow((6.66, 2.3), (7.3, 2.3))
+    c.text(6.98, 2.38, "softmax", fontsize=9, color=NOTE, va="bottom")   # over the arrow, clear of the box
+    _bars(c, 7.75, 2.85, [VOCAB[i] for i in words], probs[words], length=0.7,
+          highlight=words.index(int(np.argmax(probs))))
     c.text(7.75, 3.32, "p(token at [MASK])", fontsize=9.5, fontweight="bold")
+    c.text(7.75, 1.75, "<pad>, [MASK]: 0.00", fontsize=8.5, color=NOTE)
     c.text(0.2, 0.45, "Tied weights (Press & Wolf 2017; Vaswani et al. 2017, section 3.4): the output layer "
            "reuses E,\nso a token's input vector and its output vector are the same learned vector.",
            fontsize=9.5, ha="left", color=NOTE)

@@ -10,6 +10,8 @@ A layer is a list of steps drawn upwards from a starting height:
 
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
+
 from ...errors import check_int
 from ..style import COLORS, QKV, styled
 from .canvas import Canvas
@@ -108,10 +110,11 @@ def embedding_input(c: Canvas, cx: float, y: float, width: float, ids_text="toke
     return y + 1.31
 
 
-def _encoder_canvas_size(norm_first: bool):
-    """(width, height): room for the embedding, the layer, the final LayerNorm (pre-LN), the output."""
+def _encoder_canvas_size(norm_first: bool, show_mask: bool = True):
+    """(width, height): room for the embedding, the layer, the final LayerNorm (pre-LN), the output;
+    the width leaves room for the mask's label on the right only when it is shown."""
     steps, final = (PRE_LN, 0.56) if norm_first else (POST_LN, 0.0)
-    return 6.0, 1.31 + 0.25 + stack_height(steps) + 0.2 + final + 0.6 + 0.45
+    return 6.0 if show_mask else 4.75, 1.31 + 0.25 + stack_height(steps) + 0.2 + final + 0.6 + 0.45
 
 
 @styled
@@ -125,15 +128,16 @@ def draw_encoder_diagram(num_layers: int = 6, norm_first: bool = False, *, d_mod
     ``norm_first=False`` draws the paper's post-LN layer, x = LayerNorm(x + Sublayer(x));
     ``True`` draws pre-LN, x = x + Sublayer(LayerNorm(x)), with a final LayerNorm after the stack.
 
-    Drawn into an Axes (``ax=``), both variants use a canvas of the same size (6 x 7.2 in), so
-    post-LN and pre-LN side by side share one scale (a 9 x 6.5 in figure with two Axes holds them
-    at full size); the title is written inside the canvas.
+    Drawn into an Axes (``ax=``), both variants use a canvas of the same size, so post-LN and pre-LN
+    side by side share one scale (:func:`draw_norm_placements`); the title is written inside the
+    canvas. Without the mask the canvas is narrower (4.75 in instead of 6), so that two fit a
+    notebook's width with their text at 8 pt or more.
 
     Returns:
         ``(fig, ax)``.
     """
     check_int("num_layers", num_layers, 1)
-    width, height = _encoder_canvas_size(norm_first or ax is not None)   # into an Axes: one size for both
+    width, height = _encoder_canvas_size(norm_first or ax is not None, show_mask)   # into an Axes: one size for both
     c = Canvas(width, height, ax)
     cx, bw = 2.75, 2.9
     y = embedding_input(c, cx, 0.1, bw)
@@ -165,3 +169,21 @@ def draw_encoder_diagram(num_layers: int = 6, norm_first: bool = False, *, d_mod
     c.title(title if title is not None else
             f"Transformer encoder ({'pre-LN' if norm_first else 'post-LN, as in the paper'})")
     return c.fig, c.ax
+
+
+@styled
+def draw_norm_placements(num_layers: int = 6):
+    """Post-LN (the paper) and pre-LN side by side, on one scale, both stacks starting at the same
+    height: lecture 03's figure. 9 in wide (a notebook's width), its text at 8 pt or more.
+
+    Returns:
+        ``(fig, axes)``.
+    """
+    fig, axes = plt.subplots(1, 2, figsize=(9, 6.4), layout="constrained")
+    titles = ("post-LN (the paper)", "pre-LN (GPT-2 and most models since)")
+    for ax, norm_first, title in zip(axes, (False, True), titles):
+        draw_encoder_diagram(num_layers=num_layers, norm_first=norm_first, show_mask=False, ax=ax, title="")
+        ax.set_ylim(0, _encoder_canvas_size(norm_first, show_mask=False)[1] - 0.3)   # no title inside the canvas
+        ax.set_anchor("S")                                                    # both stacks start at the bottom
+        ax.set_title(title, fontsize=11, fontweight="bold")
+    return fig, axes
