@@ -55,22 +55,32 @@ c.SandboxGrader.gid = 65534              # which owns nothing in the sandbox's v
 try:                                      # the grader's package: an instructor's install, not a student's
     from course_grader.feedback import (  # noqa: E402
         TEMPLATES,
+        CleanHTMLExporter,
         ClearHiddenTestsInTestCells,
         DescribeFigures,
         MathToMathML,
         NameGradedCells,
     )
-    from course_grader.formgrade import FormgradeMathToMathML  # noqa: E402
+    from course_grader.formgrade import FormgradeMathToMathML, switch_off_plain_actions  # noqa: E402
     from course_grader.recording import SanitizeStudentCells  # noqa: E402
 except ImportError:                       # a student's JupyterLab (Validate) needs none of this
     TEMPLATES = None
 if TEMPLATES is not None:
     import nbgrader  # noqa: E402
+    if os.path.basename(sys.argv[0]) == "nbgrader":      # nbgrader's commands (not the Jupyter server's)
+        from course_grader.terminal_out import install  # noqa: E402
+        install()                # control bytes in nbgrader's log lines shown escaped (course_grader/terminal_out.py)
+        os.umask(0o077)          # what nbgrader writes here (feedback, grades.csv) is the instructor's alone
+    # The formgrader's Autograde and Collect buttons would run plain nbgrader (unsandboxed, a folder taken on
+    # the student's word): they answer with the sandboxed command to run instead (course_grader/formgrade.py).
+    switch_off_plain_actions()
+    c.Autograde.permissions = 600            # autograded notebooks: the instructor's alone (nbgrader: 444)
     from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
     from nbgrader.preprocessors import GetGrades  # noqa: E402
 
     c.GenerateFeedback.preprocessors = [GetGrades, SanitizeStudentCells, ClearHiddenTestsInTestCells,
                                        NameGradedCells, DescribeFigures, MathToMathML, CSSHTMLHeaderPreprocessor]
+    c.GenerateFeedback.exporter_class = CleanHTMLExporter      # the whole page cleaned after rendering (nh3)
     c.HTMLExporter.extra_template_basedirs = [   # ours first: its feedback/, formgrade/ win; then nbgrader's
         TEMPLATES, os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates")]
     # The formgrader's page of a submission works offline too: its maths as MathML, no MathJax from a

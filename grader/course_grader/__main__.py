@@ -46,6 +46,10 @@ copies, the written answers."""
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    from .terminal_out import install
+    install()                    # every log line and stream of this process: control bytes shown escaped
+    import os
+    os.umask(0o077)              # everything the grader writes (gradebook, submissions, CSVs, zip): private
     if not argv or argv[0] in ("-h", "--help"):
         print(USAGE)
         return 0

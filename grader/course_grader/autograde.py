@@ -38,6 +38,7 @@ from traitlets import Bool, Float, Integer, List, Unicode
 from traitlets.config import Configurable
 
 from . import confine, recording, runner, sandbox
+from .lms import restore_times
 from .pool import ClassGrader
 from .submissions import (
     assignment_notebooks,
@@ -173,6 +174,10 @@ class SandboxAutogradeApp(AutogradeApp):
             self.log.error("The assignment %s is in neither the gradebook nor the source folder: run nbgrader "
                            "generate_assignment first", quoted(self.coursedir.assignment_id))
             sys.exit(1)
+        restored = restore_times(self.coursedir.root, self.coursedir.assignment_id)
+        if restored:
+            self.log.info("timestamp.txt written again from lms-times' record (zip_collect --force deletes them): "
+                          "%s", ", ".join(restored))
         jobs = self._jobs(notebooks)
         seeds = seeds_of(self.coursedir, self.coursedir.assignment_id, notebooks)
         missing = missing_hidden(seeds)

@@ -12,7 +12,14 @@ submission can be dated on time). :class:`ServerCollect` is nbgrader's default `
   said in the log (quoted), and never chosen over the student's own;
 * **the server's time**: a submission's time is the latest status change (``st_ctime``, set by the
   kernel and never by a user) of its folder and files, both for choosing a student's latest
-  submission and in the ``timestamp.txt`` written into ``submitted/`` (the student's own is replaced).
+  submission and in the ``timestamp.txt`` written into ``submitted/`` (the student's own is replaced);
+* **a copy that checks what it copied** (:func:`course_grader.files_in.copy_tree`): every file is
+  opened relative to its folder's descriptor without following a link, checked on that descriptor
+  (a regular file of one name, the student's own) and copied into a private staging folder beside
+  ``submitted/``, which then takes the old submission's place. There is no check-then-copy window: a
+  student who swaps a file for a link to a classmate's while collect runs gets a refusal, not the
+  classmate's notebook. A link, a named pipe, a folder named ``timestamp.txt``, a file too large or
+  too deep is refused for that student alone, said in the log, and the class goes on (exit 0).
 
 Everything else is nbgrader's (``--update``, ``--before-duedate``, the gradebook's due date).
 """
@@ -20,24 +27,34 @@ Everything else is nbgrader's (``--update``, ``--before-duedate``, the gradebook
 from __future__ import annotations
 
 import datetime
+import fnmatch
 import os
 import pwd
+import shutil
 import stat
 import sys
+import tempfile
 
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.utils import parse_utc
 
+from .files_in import Limits, Refused, copy_tree, open_dir
+
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f UTC"
 
 
+def _utc(ctime: float) -> datetime.datetime:
+    return parse_utc(datetime.datetime.fromtimestamp(ctime, datetime.UTC).strftime(TIME_FORMAT))
+
+
 def server_time(folder: str) -> datetime.datetime:
-    """The latest ``st_ctime`` of ``folder`` and what is in it, as nbgrader's UTC timestamps are."""
+    """The latest ``st_ctime`` of ``folder`` and what is in it, as nbgrader's UTC timestamps are (to
+    choose among a student's folders; the time written is the copy's, :meth:`ServerCollect.stage`)."""
     latest = os.lstat(folder).st_ctime
     for where, dirs, files in os.walk(folder):
         for name in dirs + files:
             latest = max(latest, os.lstat(os.path.join(where, name)).st_ctime)
-    return parse_utc(datetime.datetime.fromtimestamp(latest, datetime.UTC).strftime(TIME_FORMAT))
+    return _utc(latest)
 
 
 def refused(folder: str, student: str) -> str | None:
@@ -118,11 +135,72 @@ class ServerCollect(ExchangeCollect):
                 ordered = before or ordered
             self.src_records.append(ordered[0])
 
-    def do_copy(self, src, dest, log=None):
-        when = server_time(src)
-        super().do_copy(src, dest, log)
-        with open(os.path.join(dest, "timestamp.txt"), "w", encoding="utf-8") as f:
-            f.write(when.strftime(TIME_FORMAT))
+    def stage(self, src: str, student: str) -> tuple[str, datetime.datetime]:
+        """(a private staging folder holding the checked copy of ``src``, the server's time of what was
+        copied), or :class:`Refused`. The student's ``timestamp.txt`` is not copied (the server writes
+        its own) but must be a regular file; nbgrader's ignore patterns and file size hold."""
+        uid = pwd.getpwnam(student).pw_uid
+        submitted = self.coursedir.format_path(self.coursedir.submitted_directory, ".", ".")
+        os.makedirs(submitted, mode=0o700, exist_ok=True)
+        place = tempfile.mkdtemp(prefix=".collect-", dir=submitted)          # 0700, the grader's
+        limits = Limits(file_bytes=max(1, int(self.coursedir.max_file_size)) * 1000,
+                        total_bytes=max(1, int(self.coursedir.max_dir_size)) * 1000)
+        ignore = list(self.coursedir.ignore)
+
+        def skip(name: str, depth: int) -> bool:
+            return any(fnmatch.fnmatch(name, p) for p in ignore) or (depth == 0 and name == "timestamp.txt")
+        inbound = open_dir(self.inbound_path)
+        try:
+            folder = open_dir(os.path.basename(src), inbound)
+            try:
+                stamp = os.stat("timestamp.txt", dir_fd=folder, follow_symlinks=False) if "timestamp.txt" in \
+                    os.listdir(folder) else None
+                if stamp is not None and not stat.S_ISREG(stamp.st_mode):
+                    raise Refused("its timestamp.txt is not a regular file")
+                ctime = copy_tree(folder, os.path.join(place, "copy"), uid, limits, skip)
+            finally:
+                os.close(folder)
+        except BaseException:
+            shutil.rmtree(place, ignore_errors=True)
+            raise
+        finally:
+            os.close(inbound)
+        return place, _utc(ctime)
+
+    def copy_files(self):
+        """nbgrader's ``copy_files`` (``--update``, ``--before-duedate``), each submission copied by
+        :meth:`stage` first: a refused one is logged and skipped, the old copy kept, the class goes on."""
+        if not self.src_records:
+            self.log.warning("No submissions of %s for course %s to collect", ascii(self.coursedir.assignment_id),
+                             ascii(self.coursedir.course_id))
+        for rec in self.src_records:
+            student = rec["username"]
+            src = os.path.join(self.inbound_path, rec["filename"])
+            dest = self.coursedir.format_path(self.coursedir.submitted_directory, student,
+                                              self.coursedir.assignment_id)
+            updating = os.path.isdir(dest)
+            if updating:
+                old = self.coursedir.get_existing_timestamp(dest)
+                if not ((self.update and (old is None or rec["timestamp"] > old))
+                        or (self.before_duedate and old != rec["timestamp"])):
+                    self.log.info("No newer submission to collect: %s %s", student, self.coursedir.assignment_id)
+                    continue
+            try:
+                place, when = self.stage(src, student)
+            except (Refused, OSError) as e:
+                self.log.warning("Not collected: %s: %s", ascii(rec["filename"]),
+                                 e if isinstance(e, Refused) else f"it could not be copied ({e.strerror})")
+                continue
+            with open(os.path.join(place, "copy", "timestamp.txt"), "x", encoding="utf-8") as f:
+                f.write(when.strftime(TIME_FORMAT))
+            os.makedirs(os.path.dirname(dest), mode=0o700, exist_ok=True)
+            if updating:
+                self.log.info("Updating submission: %s %s", student, self.coursedir.assignment_id)
+                shutil.rmtree(dest)
+            else:
+                self.log.info("Collecting submission: %s %s", student, self.coursedir.assignment_id)
+            os.rename(os.path.join(place, "copy"), dest)
+            os.rmdir(place)
 
 
 def main(argv: list) -> int:

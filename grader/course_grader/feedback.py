@@ -10,6 +10,8 @@ nbgrader_config.py puts these into nbgrader's feedback converter:
   "Question 9.2") for the page's list of scores, where nbgrader writes "Test cell" thirteen times;
 * :class:`DescribeFigures` gives each figure the student's code drew (matplotlib writes no alt text)
   alt text from what the page knows: the part it is under, what kind of plot, what the cell printed;
+* :class:`CleanHTMLExporter` is the page's exporter: the page as rendered, cleaned whole by
+  :func:`.html_out.clean_page` (one allow-list, after rendering; no script can run in it);
 * ``TEMPLATES`` holds the page's template, ``feedback/index.html.j2`` (nbgrader's, with those names,
   long messages wrapped to the page's width and the tables' cells spaced), and a
   ``feedback/mathjax.html.j2`` that takes the place of nbconvert's: nbgrader's feedback page would
@@ -23,9 +25,12 @@ import mimetypes
 import os
 import re
 
+from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
 from nbgrader.preprocessors import ClearHiddenTests
 from traitlets import Bool, List
+
+from .html_out import clean_page
 
 
 #: nbgrader's generate_feedback sets ``display_data_priority`` on every preprocessor it runs; a class
@@ -183,3 +188,12 @@ class MathToMathML(Preprocessor):
             source = embed_figures(cell.source, folder)
             cell.source = tex_to_mathml(source) if "$" in source else source
         return cell, resources
+
+
+class CleanHTMLExporter(HTMLExporter):
+    """nbconvert's HTMLExporter whose output, the final page, goes through :func:`.html_out.clean_page`
+    (``c.GenerateFeedback.exporter_class``: every feedback page nbgrader writes)."""
+
+    def from_notebook_node(self, nb, resources=None, **kw):
+        output, resources = super().from_notebook_node(nb, resources, **kw)
+        return clean_page(output), resources

@@ -26,3 +26,28 @@ class FormgradeMathToMathML(MathToMathML):
         if getattr(self.parent, "template_name", None) != "formgrade":
             return nb, resources
         return super().preprocess(nb, resources)
+
+
+#: what the formgrader's Autograde and Collect buttons answer: plain nbgrader would run a student's code
+#: unconfined with the grading account's rights (and replace the sandbox's results), on the service TAs reach
+SWITCHED_OFF = {
+    "autograde": "The formgrader's Autograde is switched off for this course: it would run the submission "
+                 "unsandboxed. Run `python -m course_grader autograde ASSIGNMENT --student ID` (docs/instructors.md).",
+    "collect": "The formgrader's Collect is switched off for this course: plain nbgrader collect takes a folder "
+               "on the student's word. Run `python -m course_grader collect ASSIGNMENT` (docs/jupyterhub.md).",
+}
+
+
+def switch_off_plain_actions() -> None:
+    """nbgrader's NbGraderAPI (behind the formgrader's buttons) answers Autograde and Collect with
+    :data:`SWITCHED_OFF`'s messages, which the formgrader shows, instead of running them unsandboxed."""
+    from nbgrader.apps.api import NbGraderAPI
+
+    def refuse(action):
+        def answer(self, *args, **kwargs):
+            return {"success": False, "error": SWITCHED_OFF[action], "log": SWITCHED_OFF[action]}
+        answer.switched_off = True
+        return answer
+    for action in SWITCHED_OFF:
+        if not getattr(getattr(NbGraderAPI, action), "switched_off", False):
+            setattr(NbGraderAPI, action, refuse(action))

@@ -113,9 +113,15 @@ def _judge(state: dict, event: str, args: tuple) -> str | None:
 
 
 def _under(path, roots) -> bool:
+    """True when ``path`` is under one of ``roots``. The audit event of an open carries no ``dir_fd``:
+    a relative path is resolved against the working directory, which a ``dir_fd`` elsewhere would
+    defeat, so a relative path that climbs (``..``) is never under a root."""
     try:
-        real = os.path.realpath(os.fsdecode(path))
+        text = os.fsdecode(path)
+        real = os.path.realpath(text)
     except (TypeError, ValueError):
+        return False
+    if not os.path.isabs(text) and ".." in text.split("/"):
         return False
     return any(real == r or real.startswith(r.rstrip("/") + "/") for r in roots)
 

@@ -122,7 +122,45 @@ def write_times(root: str, assignment: str, times: dict[str, datetime | None]) -
             with open(path, "w", encoding="utf-8") as f:
                 f.write(when.strftime(NBGRADER_TIME) + "\n")
             done["written"].append(student)
+    _keep_times(root, assignment, {s: times[s].strftime(NBGRADER_TIME) for s in done["written"]})
     return done
+
+
+def _times_file(root: str, assignment: str) -> str:
+    return os.path.join(root, f"lms_times_{assignment}.json")
+
+
+def _keep_times(root: str, assignment: str, written: dict[str, str]) -> None:
+    """The times written, kept in ``lms_times_<assignment>.json`` too: ``nbgrader zip_collect --force``
+    deletes every ``timestamp.txt``, and :func:`restore_times` writes them again from it."""
+    kept = _kept_times(root, assignment)
+    kept.update(written)
+    with open(_times_file(root, assignment), "w", encoding="utf-8") as f:
+        json.dump(kept, f, indent=1, sort_keys=True)
+
+
+def _kept_times(root: str, assignment: str) -> dict[str, str]:
+    try:
+        with open(_times_file(root, assignment), encoding="utf-8") as f:
+            kept = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in kept.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(kept, dict) \
+        else {}
+
+
+def restore_times(root: str, assignment: str) -> list[str]:
+    """Write again the ``timestamp.txt`` that ``lms-times`` wrote and ``zip_collect --force`` deleted (the
+    autograder calls it before grading, so no late penalty silently disappears); returns the students."""
+    restored = []
+    for student, when in sorted(_kept_times(root, assignment).items()):
+        folder = os.path.join(root, "submitted", student, assignment)
+        path = os.path.join(folder, "timestamp.txt")
+        if plain_id(student) and os.path.isdir(folder) and not os.path.islink(folder) and not os.path.lexists(path):
+            with open(path, "x", encoding="utf-8") as f:
+                f.write(when + "\n")
+            restored.append(student)
+    return restored
 
 
 def score_rows(root: str, assignment: str) -> list[dict]:

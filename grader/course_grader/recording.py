@@ -35,7 +35,7 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
-from . import runner
+from . import html_out, runner
 from .feedback import display_data_priority
 
 RESULTS: dict = {}           # (student, notebook) -> {part: {"passed": bool, "message": str}}
@@ -54,29 +54,13 @@ class ClearGradedOutputs(ClearOutput):
         return cell, resources
 
 
-_SCRIPT_URL = re.compile(r"(?i)(?:j\s*a\s*v\s*a|v\s*b)\s*s\s*c\s*r\s*i\s*p\s*t\s*:|d\s*a\s*t\s*a\s*:\s*text/html")
-STUDENT_TAGS = frozenset({"a", "abbr", "b", "blockquote", "br", "code", "del", "details", "div", "em", "h1", "h2",
-                          "h3", "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "ol", "p", "pre", "s", "span",
-                          "strong", "sub", "summary", "sup", "table", "tbody", "td", "th", "thead", "tr", "u", "ul"})
-STUDENT_ATTRIBUTES = {"a": ["href", "title"], "img": ["src", "alt", "title", "width", "height"],
-                      "td": ["colspan", "rowspan", "align"], "th": ["colspan", "rowspan", "align"]}
-
-
-def inert_markdown(text: str) -> str:
-    """A student's markdown with no active HTML: bleach's allow-list (no script, no event handler, no
-    style, no iframe, form, svg or object; links and images over http, https and mailto only), and no
-    ``javascript:``/``vbscript:``/``data:text/html`` URL left in markdown's own links."""
-    import bleach
-    cleaned = bleach.clean(text, tags=STUDENT_TAGS, attributes=STUDENT_ATTRIBUTES, strip=False, strip_comments=True)
-    return _SCRIPT_URL.sub("blocked:", cleaned)
-
-
 class SanitizeStudentCells(NbGraderPreprocessor):
     """What the student wrote holds no active HTML in the autograded notebook that the formgrader and
     the feedback page show: markdown and raw cells (all but the locked ones, which nbgrader restored
-    from the gradebook) through :func:`inert_markdown`; every code cell's outputs through
-    nbconvert's SanitizeHTML (HTML and markdown cleaned, JavaScript, SVG and widgets dropped; PNG, JPEG,
-    plain text and LaTeX kept)."""
+    from the gradebook) rendered and then cleaned (:func:`.html_out.inert_markdown`, never the markdown
+    source); every code cell's outputs through nbconvert's SanitizeHTML with :mod:`.html_out`'s
+    allow-list (JavaScript, SVG and widgets dropped; a markdown output rendered, then cleaned, as
+    HTML; PNG, JPEG, plain text and LaTeX kept). The feedback page is cleaned again as a whole."""
 
     display_data_priority = display_data_priority()          # generate_feedback sets it: no warning
 
@@ -85,17 +69,22 @@ class SanitizeStudentCells(NbGraderPreprocessor):
 
         class Inert(SanitizeHTML):
             def sanitize_html_tags(self, html_str):
-                return inert_markdown(html_str)
+                return html_out.clean_fragment(html_str)
         self._outputs = Inert()
         return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell, resources, index):
         meta = cell.metadata.get("nbgrader", {})
         if cell.cell_type in ("markdown", "raw") and not (meta.get("locked") and meta.get("grade_id")):
-            cell.source = inert_markdown(cell.source)
-            if cell.cell_type == "raw":
-                cell.pop("attachments", None)
+            cell.source = html_out.inert_markdown(cell.source if isinstance(cell.source, str) else "")
+            cell.pop("attachments", None)
         elif cell.cell_type == "code":
+            for output in cell.get("outputs", []):
+                data = output.get("data") if isinstance(output, dict) else None
+                if isinstance(data, dict) and "text/markdown" in data:
+                    markdown = data.pop("text/markdown")
+                    data["text/html"] = html_out.inert_markdown("".join(markdown) if isinstance(markdown, list)
+                                                                else str(markdown))
             cell.outputs = self._outputs.sanitize_code_outputs(cell.get("outputs", []))
         return cell, resources
 
@@ -127,21 +116,54 @@ def _naive_utc(stamp):
     return stamp
 
 
+def _answer_hashes(path: str, root: str, as_recorded: bool) -> dict:
+    """{grade_id: sha256 of the cell's source as the autograded notebook records it} for the notebook at
+    ``path`` (read by descriptor, with limits; {} if it cannot be read). ``as_recorded``: the source is
+    the student's as submitted, so a markdown cell is made inert first, as the recording makes it."""
+    import hashlib
+
+    from . import files_in, json_in
+    try:
+        nb = json_in.loads(files_in.read_file(path, root, runner.MAX_NOTEBOOK_BYTES), runner.MAX_NOTEBOOK_BYTES)
+    except (OSError, ValueError):
+        return {}
+    out = {}
+    for cell in nb.get("cells", []) if isinstance(nb, dict) else []:
+        meta = cell.get("metadata", {}).get("nbgrader", {}) if isinstance(cell, dict) else {}
+        gid, source = meta.get("grade_id") if isinstance(meta, dict) else None, cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else str(source)
+        if isinstance(gid, str):
+            if as_recorded and cell.get("cell_type") in ("markdown", "raw"):
+                source = html_out.inert_markdown(source)
+            out[gid] = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+    return out
+
+
 def hand_graded(coursedir, assignment_id: str, student: str) -> set:
-    """{(notebook, grade_id)} graded by hand for the submission now in ``submitted/`` (the gradebook's
-    timestamp of the student's submission is that of its ``timestamp.txt``); empty for a new one."""
+    """{(notebook, grade_id)} graded by hand for the submission now in ``submitted/``: the gradebook's
+    timestamp of the student's submission is that of its ``timestamp.txt``, and the answer's content is
+    the one graded (a hash of the cell, submitted against the autograded notebook the hand grade was
+    given on). An answer changed under an unchanged timestamp, or a new submission, is not in the set:
+    its hand grade stays but is flagged for review, as nbgrader flags it."""
     from nbgrader.api import Gradebook, MissingEntry
     folder = coursedir.format_path(coursedir.submitted_directory, student, assignment_id)
+    graded = coursedir.format_path(coursedir.autograded_directory, student, assignment_id)
     try:
         now = _naive_utc(coursedir.get_existing_timestamp(folder))
         with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
             submission = gb.find_submission(assignment_id, student)
             if _naive_utc(submission.timestamp) != now:
                 return set()
-            return {(nb.name, g.name) for nb in submission.notebooks for g in nb.grades
+            kept = {(nb.name, g.name) for nb in submission.notebooks for g in nb.grades
                     if g.manual_score is not None and not g.needs_manual_grade}
     except (MissingEntry, ValueError, TypeError):
         return set()
+    same = set()
+    for name in {nb for nb, _ in kept}:
+        before = _answer_hashes(os.path.join(graded, name + ".ipynb"), coursedir.root, as_recorded=False)
+        after = _answer_hashes(os.path.join(folder, name + ".ipynb"), coursedir.root, as_recorded=True)
+        same |= {(name, gid) for gid, digest in after.items() if before.get(gid) == digest}
+    return kept & same
 
 
 class InjectSandboxResults(NbGraderPreprocessor):
@@ -168,6 +190,39 @@ class InjectSandboxResults(NbGraderPreprocessor):
         if result is not None:               # the verdict as data, for the class report (course_grader.report)
             cell.metadata["course_grader"] = {"verdict": {k: v for k, v in result.items() if k != "passed"}}
         return cell, resources
+
+
+class MatchReleasedCells(NbGraderPreprocessor):
+    """The student's nbgrader metadata checked against the released notebook (the gradebook's source
+    cells) before nbgrader's own preprocessors read it: a cell whose grade_id the assignment does not
+    have (an extra grade cell, ``test_bonus``) is no longer an nbgrader cell (it stays, ungraded, and the
+    log says so: nbgrader's OverwriteCells stopped the run on it); a known cell gets the released cell's
+    type and points (``points: 1000`` changes nothing). The run goes on."""
+
+    def preprocess(self, nb, resources):
+        from nbgrader.api import Gradebook
+        with Gradebook(resources["nbgrader"]["db_url"]) as gb:
+            source = gb.find_notebook(resources["nbgrader"]["notebook"], resources["nbgrader"]["assignment"])
+            released = {c.name: c for c in source.source_cells}
+            points = {c.name: c.max_score for c in [*source.grade_cells, *source.task_cells]}
+            types = {c.name: c.cell_type for c in source.source_cells}
+        for i, cell in enumerate(nb.cells):
+            meta = cell.metadata.get("nbgrader")
+            if not isinstance(meta, dict) or not (meta.get("grade") or meta.get("solution") or meta.get("locked")
+                                                  or meta.get("task")):
+                continue
+            gid = meta.get("grade_id")
+            if gid not in released:
+                self.log.warning("Cell %d's grade_id %s is not one of the assignment's: graded as a plain cell",
+                                 i, ascii(str(gid))[:60])
+                del cell.metadata["nbgrader"]
+                continue
+            cell.cell_type = types[gid]
+            if gid in points:
+                meta["points"] = points[gid]
+            elif "points" in meta:
+                del meta["points"]
+        return nb, resources
 
 
 class CheckCellMetadataOnce(CheckCellMetadata):
@@ -390,8 +445,8 @@ def configure_recording(config) -> None:
     notebook against nbformat's schema at the end of each pass rather than after each of its eleven
     preprocessors (``optimistic_validation``): an invalid notebook still stops the recording; and it
     works on the notebook it read rather than on a deep copy (:class:`OwnCopyExporter`)."""
-    config.Autograde.sanitize_preprocessors = [ClearGradedOutputs, DeduplicateIds, OverwriteKernelspec,
-                                               OverwriteTestCells, CheckCellMetadataOnce]
+    config.Autograde.sanitize_preprocessors = [MatchReleasedCells, ClearGradedOutputs, DeduplicateIds,
+                                               OverwriteKernelspec, OverwriteTestCells, CheckCellMetadataOnce]
     config.Autograde.autograde_preprocessors = [
         SanitizeStudentCells, InjectSandboxResults, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
         SaveAutoGradesKeepingHandGrading, AssignLatePenalties]

@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import csv
 import html
-import json
 import os
 import statistics
 import sys
@@ -38,6 +37,9 @@ from pathlib import Path
 
 from course_lib.grading.hints import PART_SECTIONS
 from course_lib.grading.parts import NUMBERS, PARTS, part_of_test
+
+from . import files_in, json_in
+from .html_out import clean_page
 
 NOT_RECORDED = "not recorded"
 #: Okabe and Ito's colour-blind-safe palette (https://jfly.uni-koeln.de/color/)
@@ -90,11 +92,11 @@ def verdict_of(cell_metadata) -> Verdict:
 def hints_of(path: Path) -> dict[str, int]:
     """{part: highest rung climbed} from a student's hint record (a JSON file beside the notebook), any of
     ``{"parts": {part: rung}}``, ``{part: rung}`` or ``{part: {"rung": n}}``; rungs are clamped to
-    0..MAX_RUNG and anything else is ignored (a tampered record costs only itself)."""
+    0..MAX_RUNG and anything else is ignored (a tampered record costs only itself): read without
+    following a link, a regular file of at most 1 MiB, parsed with limits (:mod:`.json_in`)."""
     try:
-        with open(path, "rb") as f:
-            data = json.loads(f.read(1 << 20))
-    except (OSError, ValueError):
+        data = json_in.loads(files_in.read_file(str(path), str(Path(path).parent), 1 << 20), 1 << 20)
+    except (OSError, ValueError):                    # files_in.Refused and json_in.TooLarge included
         return {}
     if isinstance(data, dict) and isinstance(data.get("parts"), dict):
         data = data["parts"]
@@ -518,7 +520,7 @@ def write_report(root: Path, assignment: str, out: Path | None = None) -> tuple[
     page = out / "index.html"
     old = os.umask(0o077)
     try:
-        page.write_text(render(data), encoding="utf-8")
+        page.write_text(clean_page(render(data)), encoding="utf-8")     # cleaned after rendering
         files = write_csvs(out, data)
     finally:
         os.umask(old)

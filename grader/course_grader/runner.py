@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, fields
 from course_lib.grading import policy
 from course_lib.grading.parts import DEPENDENCIES, NAMES, ONE_RUN, PARTS, part_of_test
 
-from . import references, sandbox, wire
+from . import json_in, references, sandbox, wire
 
 MAX_NOTEBOOK_BYTES = 20 << 20
 
@@ -131,7 +131,10 @@ def read_notebook(path: str, root: str):
             return None, "the notebook is a hard link (a file with a second name), which is not copied"
         import nbformat
         with os.fdopen(fd, "rb", closefd=False) as f:
-            nb = nbformat.reads(f.read().decode("utf-8"), as_version=4)
+            text = f.read(MAX_NOTEBOOK_BYTES + 1).decode("utf-8")
+        if json_in.depth(text) > json_in.MAX_DEPTH:              # bounded parsing: json recurses per level
+            return None, f"the notebook's JSON is nested deeper than {json_in.MAX_DEPTH}"
+        nb = nbformat.reads(text, as_version=4)
     except Exception as e:                                  # noqa: BLE001
         return None, f"the notebook could not be read ({type(e).__name__})"
     finally:

@@ -233,3 +233,12 @@ def test_a_contract_message_keeps_its_words_not_the_parts():
                    "LEAK: expected a torch.Tensor, got Tensor"):
         said = fixed_case_error(forged)
         assert "LEAK" not in said and "7" not in said, said
+
+
+def test_the_guard_never_takes_a_climbing_relative_path_for_its_own():
+    """Issue 41 (second set, advisory guard): an open's audit event carries no ``dir_fd``, so
+    ``os.open('../../proc/self/status', dir_fd=...)`` was resolved against the working directory and
+    passed; a relative path that climbs is now outside every root (Landlock refused the open anyway)."""
+    from course_grader.guard import _under
+    assert not _under("../../proc/self/status", ["/"]) and not _under(b"a/../../x", ["/"])
+    assert _under("/tmp/part-1/out.txt", ["/tmp/part-1"]) and not _under("/tmp/part-10/x", ["/tmp/part-1"])

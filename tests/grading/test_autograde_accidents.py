@@ -53,6 +53,18 @@ THIRD_ROUND = {
 }
 
 
+def _bonus(nb) -> None:
+    """Issue 41 item 5: every test cell worth 1000 points, and an extra grade cell of the student's own."""
+    for cell in nb["cells"]:
+        meta = cell["metadata"].get("nbgrader", {})
+        if meta.get("grade") and str(meta.get("grade_id", "")).startswith("test_"):
+            meta["points"] = 1000
+    extra = json.loads(json.dumps(_test_cell(nb)))
+    extra["metadata"]["nbgrader"].update(grade_id="test_bonus", points=50)
+    extra["id"] = "bonus"
+    nb["cells"].append(extra)
+
+
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     root = tmp_path_factory.mktemp("accidents") / "course"
@@ -77,6 +89,11 @@ def course(tmp_path_factory):
         edit(nb)
         _submit(root, student, json.dumps(nb))
     (_submit(root, "badtime", good) / "timestamp.txt").write_text("the 31st of Smarch, late\n")
+    bonus = json.loads(nbformat.writes(good))
+    _bonus(bonus)
+    folder = _submit(root, "bonus", json.dumps(bonus))
+    for name in (f"data{TERMINAL}.csv", f"extra{TERMINAL}.ipynb", f"hint{TERMINAL}.json"):   # item 6
+        (folder / name).write_text("{}")
     proc = _run([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--jobs", "2", "--allow-public-seeds",
                  "--part-timeout", "10"], root)
     return {"root": root, "proc": proc}
@@ -100,7 +117,17 @@ def test_one_bad_submission_is_its_own_failure(course):
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert "Could not grade" not in proc.stderr
     assert "nullmeta/encoder_from_scratch is not a valid submission" in proc.stderr
-    assert _recorded(course["root"]) == {"aaron", "carol"}
+    assert _recorded(course["root"]) == {"aaron", "carol", "bonus"}
+
+
+def test_points_and_extra_grade_cells_change_nothing(course):
+    """Issue 41 item 5: test cells worth 1000 points and an extra grade cell (``test_bonus``) crashed
+    nbgrader's OverwriteCells; checked against the released notebook, the submission is graded on the
+    released points, the extra cell is ungraded, and the run exits 0."""
+    scores = _scores(course["root"], "bonus")
+    assert "test_bonus" not in scores and scores == _scores(course["root"], "carol")
+    assert all(a == m and m < 1000 for a, m in scores.values())
+    assert "'test_bonus' is not one of the assignment's" in course["proc"].stderr
 
 
 def test_metadata_nbgrader_rejects_is_that_submission_alone(course):
@@ -181,3 +208,13 @@ def test_the_similarity_report_is_not_committed():
         pytest.skip("not a git checkout")
     for path in ("similarity_07_exercise.csv", "similarity_any.csv"):
         assert subprocess.run(["git", "check-ignore", "-q", path], cwd=REPO).returncode == 0, path
+
+
+def test_what_the_grader_writes_is_private(course):
+    """Issue 41 item 9: the autograded notebooks and folders, the verdicts CSV and the gradebook are the
+    instructor's alone (the grader's umask is 077, nbgrader's Autograde.permissions 600)."""
+    root = course["root"]
+    written = [root / "verdicts_07_exercise.csv", root / "autograded" / "carol",
+               root / "autograded" / "carol" / ASSIGNMENT / f"{NOTEBOOK}.ipynb"]
+    for path in written:
+        assert os.stat(path).st_mode & 0o077 == 0, (path, oct(os.stat(path).st_mode))

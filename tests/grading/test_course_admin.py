@@ -100,3 +100,16 @@ def test_class_list_due_date_late_penalty_and_export(tmp_path):
     upload = list(csv.reader((root / "lms_upload.csv").open()))
     assert upload[0] == ["Email address", "Exercise 07"]
     assert sorted(upload[1:]) == [["ada@example.org", ada["score"]], ["bob@example.org", bob["score"]]]
+
+
+def test_the_formgraders_plain_autograde_and_collect_name_the_sandboxed_commands():
+    """Issue 41 item 8: loading the course's nbgrader_config.py (as the formgrader's server does) turns
+    the formgrader's per-submission Autograde and its Collect into a refusal that names the command to
+    run, instead of plain nbgrader with the grading account's rights."""
+    from nbgrader.apps.api import NbGraderAPI
+    from traitlets.config.loader import PyFileConfigLoader
+    PyFileConfigLoader("nbgrader_config.py", path=str(REPO)).load_config()
+    answer = NbGraderAPI.autograde(None, ASSIGNMENT, "alice")
+    assert answer["success"] is False and "python -m course_grader autograde" in answer["error"]
+    answer = NbGraderAPI.collect(None, ASSIGNMENT)
+    assert answer["success"] is False and "python -m course_grader collect" in answer["error"]

@@ -116,3 +116,22 @@ def test_the_documented_zip_collect_pattern_cannot_claim_another_id():
                   "Eve_1002_assignsubmission_file_gradebook.ipynb",
                   "Eve_1002_assignsubmission_file_../1001/encoder_from_scratch.ipynb"):
         assert collect(claim) is None, claim
+
+
+def test_times_deleted_by_zip_collect_force_are_written_again(tmp_path):
+    """Issue 41 item 10: ``nbgrader zip_collect --force`` deletes every ``timestamp.txt`` that ``lms-times``
+    wrote; the autograder writes them again from lms-times' record before it grades (restore_times), so
+    no late penalty silently disappears. A time a student's folder already has is left alone."""
+    from course_grader.lms import restore_times, write_times
+    for student in ("1001", "1002"):
+        (tmp_path / "submitted" / student / "ps1").mkdir(parents=True)
+    late = datetime.datetime(2026, 12, 5, 1, 30, tzinfo=datetime.UTC)
+    write_times(str(tmp_path), "ps1", {"1001": late, "1002": late})
+    stamps = {s: tmp_path / "submitted" / s / "ps1" / "timestamp.txt" for s in ("1001", "1002")}
+    written = stamps["1001"].read_text()
+    for path in stamps.values():                        # what zip_collect --force leaves
+        path.unlink()
+    stamps["1002"].write_text("2026-12-01 00:00:00.000000 UTC\n")
+    assert restore_times(str(tmp_path), "ps1") == ["1001"]
+    assert stamps["1001"].read_text() == written and "2026-12-05 01:30:00" in written
+    assert stamps["1002"].read_text().startswith("2026-12-01")

@@ -129,7 +129,7 @@ def draw_encoder_diagram(num_layers: int = 6, norm_first: bool = False, *, d_mod
     ``True`` draws pre-LN, x = x + Sublayer(LayerNorm(x)), with a final LayerNorm after the stack.
 
     Drawn into an Axes (``ax=``), both variants use a canvas of the same size, so post-LN and pre-LN
-    side by side share one scale (:func:`draw_norm_placements`); the title is written inside the
+    side by side share one scale (``draw_norm_placements``); the title is written inside the
     canvas. Without the mask the canvas is narrower (4.75 in instead of 6), so that two fit a
     notebook's width with their text at 8 pt or more.
 
