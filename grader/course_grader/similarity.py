@@ -7,35 +7,38 @@ It measures *containment*: how much of a student's solution cell (or written ans
   answers** (the source notebook's cells, public in the course's repository: :func:`solutions`);
 * in each other student's cell of the same part.
 
-The fingerprints are copydetect's (Stanford MOSS's winnowing, Schleimer, Wilkerson and Aiken,
-SIGMOD 2003): k-grams of a normalised token stream, winnowed to one hash per window, the released
-notebook's skeleton of the cell removed as boilerplate, and the share of the cell's tokens covered by
-shared fingerprints (copydetect 0.5.0's ``copydetect.utils``: ``winnow``, ``find_fingerprint_overlap``,
+The fingerprints are copydetect's (Stanford MOSS's winnowing, Schleimer, Wilkerson and Aiken, SIGMOD
+2003): k-grams of a normalised token stream, winnowed to one hash per window, the released notebook's
+skeleton of the cell removed as boilerplate, and the share of the cell's tokens covered by shared
+fingerprints (copydetect 0.5.0's ``copydetect.utils``: ``winnow``, ``find_fingerprint_overlap``,
 ``get_copied_slices``, ``get_token_coverage``, written here in plain Python as :func:`winnow` and
 :func:`copied_tokens`, which give the same numbers faster and spare the report copydetect's import;
 tests/grading/test_report_shortcuts.py compares them with copydetect's; the k-grams are hashed without
-Python's per-process salt, so a report is the same every run). Its own front end (pygments, every name and
-attribute turned into ``V``) is replaced by Python's tokenizer (:func:`normalize`): the names a
-student chose become one symbol, so renaming, reformatting, comments and reordering change nothing
-but the seams, while the library's API names (``softmax``, ``masked_fill``) stay and tell honest
-solutions apart. On the test corpus (14 honest styles, copies in four disguises) copydetect's own
-front end (k = 25 characters) left one honest pair at 0.79 and one disguised copy at 0.79, around
-any threshold, and took 20 s where this one takes about 1 s; this one keeps honest cells at most
-0.52 against course_lib and 0.68 against another student, and copies at 0.86 or more. Before the
-tokens are fingerprinted, statements that have no effect are dropped (:func:`dead_spans`: ``pass``,
-bare expressions, assignments nothing reads, ``if False:`` ...), as winnowing tools drop whitespace:
-``pad = 0`` after every line of a copy cut every k-gram and hid it (issue 40). Written answers are
-fingerprinted as words (:func:`words`, :data:`PROSE_K` words a k-gram).
+Python's per-process salt, so a report is the same every run). Its own front end (pygments, every name
+and attribute turned into ``V``) is replaced by Python's tokenizer (:func:`normalize`): the names a
+student chose become one symbol, so renaming, reformatting, comments and reordering change nothing but
+the seams, while the library's API names (``softmax``, ``masked_fill``) stay and tell honest solutions
+apart; before that, the cell is written in one :func:`canonical` spelling (Python's syntax tree written
+back), so parentheses, line breaks and quotes count for nothing. On the test corpus (14 honest styles,
+copies in four disguises) copydetect's own front end (k = 25 characters) left one honest pair at 0.79
+and one disguised copy at 0.79, around any threshold, and took 20 s where this one takes about 1 s; this
+one keeps honest cells at most 0.52 against course_lib and 0.68 against another student, and copies at
+0.86 or more. Before the tokens are fingerprinted, statements that have no effect are dropped
+(:func:`dead_spans`: ``pass``, bare expressions, assignments nothing reads, ``if False:`` ...), as
+winnowing tools drop whitespace: ``pad = 0`` after every line of a copy cut every k-gram and hid it
+(issue 40). Written answers are fingerprinted as words (:func:`words`, :data:`PROSE_K` words a k-gram).
 
 A part is *flagged* when its containment reaches :data:`THRESHOLD` and the cell has at least
-:data:`MIN_TOKENS` tokens of its own covered by fingerprints (a one-line feed-forward network looks
-the same in every notebook); a cell under :data:`SMALL` tokens (a feed-forward network, which its
-contract mostly fixes) from :data:`SMALL_THRESHOLD`; a written answer from :data:`PROSE_THRESHOLD`
-with :data:`MIN_WORDS` words. Common code, subtracted, is only the released notebook's own text
-(:func:`skeletons`), never what many students share: a solution that a tenth or half of the class
-shares is flagged for each of them, with how many share it (issue 40: "49 of 49 flagged", relabelled
-common code, told the instructor nothing). A flag asks an instructor to look at two cells side by
-side; it decides nothing.
+:data:`MIN_TOKENS` tokens of its own covered by fingerprints (a one-line feed-forward network looks the
+same in every notebook); a cell under :data:`SMALL` tokens (a feed-forward network, which its contract
+mostly fixes) from :data:`SMALL_THRESHOLD` (an honest feed-forward network reached 0.93 against a
+classmate's buggy copy of the model solution, tests/grading/test_class_report.py; copies of a public
+solution, verbatim, renamed, padded or rewritten by a tool, reach 0.98 or more); a written answer from
+:data:`PROSE_THRESHOLD` with :data:`MIN_WORDS` words. Common code, subtracted, is only the released
+notebook's own text (:func:`skeletons`), never what many students share: a solution that a tenth or half
+of the class shares is flagged for each of them, with how many share it (issue 40: "49 of 49 flagged",
+relabelled common code, told the instructor nothing). A flag asks an instructor to look at two cells
+side by side; it decides nothing.
 
 Command line, in the course directory after autograding::
 
@@ -78,7 +81,7 @@ WINDOW = GUARANTEE - K + 1
 THRESHOLD = 0.8        # a flag from this share of the cell's tokens found elsewhere on
 MIN_TOKENS = 60        # cells with fewer tokens of their own covered (a one-line FFN, the Reverser) are never flagged
 SMALL = 120            # cells with fewer tokens covered (a feed-forward network, which its contract mostly fixes) ...
-SMALL_THRESHOLD = 0.9  # ... are flagged from this share on (two honest ones reach 0.82)
+SMALL_THRESHOLD = 0.95  # ... are flagged from this share on (honest ones reach 0.93, copies 0.98 or more)
 MAX_CHARS = 200_000    # of a cell compared (a solution is a few KB; a 20 MiB cell is cut, not compared whole)
 MAX_TOKENS = 20_000    # of a cell compared
 PROSE_K = 6            # words per k-gram of a written answer (a copied clause, not a shared phrase)
@@ -335,12 +338,29 @@ def without_dead_code(source: str) -> str:
             lines[r - 1] = line[:start] + " " * (end - start) + line[end:]
     return "\n".join(lines)
 
+
+def canonical(source: str) -> str:
+    """``source`` as Python writes its syntax tree back (``ast.unparse``): one spelling for one program,
+    whatever its parentheses, line breaks, quotes, trailing commas or number spellings (``return (a, b)``
+    and ``return a, b``; ``1e-9`` and ``1E-09``); comments go. A cell Python cannot parse (but for
+    IPython's magics) is kept as it is. A copy rewritten by a tool (an AST round trip that pads it with
+    dead statements) put parentheses around every returned tuple, and those few tokens kept a padded copy
+    of the model solution's 90-token attention under the threshold of a small cell."""
+    tree = _parsed(source)
+    if tree is None:
+        return source
+    try:
+        return ast.unparse(tree)
+    except (RecursionError, ValueError, MemoryError):
+        return source
+
+
 def normalize(source: str, max_chars: int = MAX_CHARS, max_tokens: int = MAX_TOKENS) -> list[str]:
-    """The cell's tokens without comments, docstrings, layout or statements that have no effect
-    (:func:`without_dead_code`), the names the student chose as ``ID`` (keyword arguments, keywords,
-    builtins and the library's names stay). About linear in the cell, which is cut at :data:`MAX_CHARS`
-    characters and :data:`MAX_TOKENS` tokens (a solution has a few hundred)."""
-    source = source[:max_chars]
+    """The cell's tokens in its :func:`canonical` spelling, without comments, docstrings, layout or
+    statements that have no effect (:func:`without_dead_code`), the names the student chose as ``ID``
+    (keyword arguments, keywords, builtins and the library's names stay). About linear in the cell, which
+    is cut at :data:`MAX_CHARS` characters and :data:`MAX_TOKENS` tokens (a solution has a few hundred)."""
+    source = canonical(source[:max_chars])
     try:
         toks = _tokens(source, max_tokens)
     except (tokenize.TokenError, IndentationError, SyntaxError):

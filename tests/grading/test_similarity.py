@@ -240,7 +240,8 @@ def test_dead_statements_are_dropped_and_live_ones_kept():
 
 def test_no_honest_solution_is_flagged(matches):
     """Against course_lib, the model solution or each other. A feed-forward network is mostly fixed by its
-    contract: two honest ones reach 0.82, so a cell of fewer than SMALL tokens is flagged from 0.9."""
+    contract: two honest ones reach 0.82 here (0.93 in test_class_report.py), so a cell of fewer than SMALL
+    tokens is flagged from 0.95."""
     copiers = {m.student for m in matches if m.student.startswith(("lib_", "peer_", "public_", "padded_"))}
     flagged = {s: {(p, o) for p, o in _flags(matches, s) if o not in copiers} for s in HONEST}
     assert flagged == {s: set() for s in HONEST}
