@@ -33,7 +33,12 @@ A part is *flagged* when its containment reaches :data:`THRESHOLD` and the cell 
 same in every notebook); a cell under :data:`SMALL` tokens (a feed-forward network, which its contract
 mostly fixes) from :data:`SMALL_THRESHOLD` (an honest feed-forward network reached 0.93 against a
 classmate's buggy copy of the model solution, tests/grading/test_class_report.py; copies of a public
-solution, verbatim, renamed, padded or rewritten by a tool, reach 0.98 or more); a written answer from
+solution, verbatim, renamed, padded or rewritten by a tool, reach 0.98 or more). Against the model
+solution or a classmate, such a small cell is flagged only when the two also share
+:data:`COMMENT_EVIDENCE` characters of comments the released cell does not hold (:func:`shares_comments`):
+two honest students write the same seven lines of attention, or the model solution's feed-forward
+network, token for token, so the code alone is no evidence there; course_lib's definitions, which carry
+checks and options of their own, are flagged on the code alone. A written answer is flagged from
 :data:`PROSE_THRESHOLD` with :data:`MIN_WORDS` words. Common code, subtracted, is only the released
 notebook's own text (:func:`skeletons`), never what many students share: a solution that a tenth or half
 of the class shares is flagged for each of them, with how many share it (issue 40: "49 of 49 flagged",
@@ -82,6 +87,8 @@ THRESHOLD = 0.8        # a flag from this share of the cell's tokens found elsew
 MIN_TOKENS = 60        # cells with fewer tokens of their own covered (a one-line FFN, the Reverser) are never flagged
 SMALL = 120            # cells with fewer tokens covered (a feed-forward network, which its contract mostly fixes) ...
 SMALL_THRESHOLD = 0.95  # ... are flagged from this share on (honest ones reach 0.93, copies 0.98 or more)
+COMMENT_EVIDENCE = 24  # ... and, against the model solution or a classmate, share this many characters of comments
+MAX_COMMENTS = 200     # comments read of a cell
 MAX_CHARS = 200_000    # of a cell compared (a solution is a few KB; a 20 MiB cell is cut, not compared whole)
 MAX_TOKENS = 20_000    # of a cell compared
 PROSE_K = 6            # words per k-gram of a written answer (a copied clause, not a shared phrase)
@@ -339,6 +346,33 @@ def without_dead_code(source: str) -> str:
     return "\n".join(lines)
 
 
+def comments(source: str) -> frozenset:
+    """The cell's comments, lower-cased, spaces collapsed, without their ``#`` (at most
+    :data:`MAX_COMMENTS` of them, 200 characters each): what :func:`normalize` drops, and what a small
+    cell's copy still carries (:func:`shares_comments`)."""
+    found = set()
+    try:
+        for tok in itertools.islice(tokenize.generate_tokens(io.StringIO(source[:MAX_CHARS]).readline),
+                                    MAX_TOKENS * 5):
+            if tok.type == tokenize.COMMENT:
+                text = " ".join(tok.string.lstrip("#").lower().split())[:200]
+                if text:
+                    found.add(text)
+                if len(found) >= MAX_COMMENTS:
+                    break
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    return frozenset(found)
+
+
+def shares_comments(mine: frozenset, theirs: frozenset, released: frozenset = frozenset()) -> bool:
+    """Whether two cells share at least :data:`COMMENT_EVIDENCE` characters of comments that the released
+    cell does not hold. Below :data:`SMALL` tokens the code alone is no evidence: the contract fixes most
+    of it, and two honest students (or one and the model solution) write the same seven lines of
+    attention or the same feed-forward network token for token (issue 40: honest work is never flagged)."""
+    return sum(len(c) for c in (mine & theirs) - released) >= COMMENT_EVIDENCE
+
+
 def canonical(source: str) -> str:
     """``source`` as Python writes its syntax tree back (``ast.unparse``): one spelling for one program,
     whatever its parentheses, line breaks, quotes, trailing commas or number spellings (``return (a, b)``
@@ -583,11 +617,14 @@ class Match:
     size: int             # the student's own tokens covered by fingerprints in this part
     shared: int = 0       # flagged: how many students of the class share this cell (the student included)
 
+    evidence: bool = True  # a small cell against the model solution or a student: do they share comments?
+
     @property
     def flagged(self) -> bool:
         if is_prose(self.part):
             return self.score >= PROSE_THRESHOLD and self.size >= MIN_WORDS
-        return self.score >= (THRESHOLD if self.size >= SMALL else SMALL_THRESHOLD) and self.size >= MIN_TOKENS
+        return (self.score >= (THRESHOLD if self.size >= SMALL else SMALL_THRESHOLD) and self.size >= MIN_TOKENS
+                and self.evidence)
 
 
 def _public(skeleton: dict, solutions: dict | None, boiler: dict) -> dict:
@@ -623,6 +660,14 @@ def compare(submissions: dict[str, dict[str, str]], skeleton: dict[str, str] | N
     skeleton = skeleton or {}
     boiler = {p: fingerprint(text, prose=is_prose(p)).hashes for p, text in skeleton.items()}
     public = _public(skeleton, solutions, boiler)
+    released = {p: comments(text) for p, text in skeleton.items()}
+    model_said = {p: comments(text) for p, text in (solutions or {}).items()}
+    heard: dict = {}
+
+    def said(student, part):
+        if (student, part) not in heard:
+            heard[student, part] = comments(submissions[student][part])
+        return heard[student, part]
     made: dict = {}                       # (part, source) -> Print: a cell the class shares is fingerprinted once
 
     def print_of(part, source):
@@ -645,13 +690,14 @@ def compare(submissions: dict[str, dict[str, str]], skeleton: dict[str, str] | N
         for g, who in enumerate(reps):
             pr = mine[who[0]]
             found = [Match(who[0], part, label, containment(pr, hashes), pr.coverage) for label, hashes in public[part]]
-            public_copy = any(m.flagged for m in found)   # listed against the public solution, not in pairs too
+            small = pr.coverage < SMALL and not is_prose(part)   # the code alone is no evidence (shares_comments)
+            if small:
+                index = defaultdict(list)                          # a comment -> the members of the kind with it
+                for s in who:
+                    for c in said(s, part) - released.get(part, frozenset()):
+                        index[c].append(s)
             best = None
-            if public_copy:
-                pass
-            elif len(who) > 1:            # the same cell as another student's
-                best = Match(who[0], part, who[1], 1.0, pr.coverage)
-            else:
+            if len(who) == 1 and not any(m.flagged for m in found):
                 shared = Counter(o for h in pr.hashes for o in holders[h][:HOLDERS_COUNTED] if o != g)
                 for other, _ in shared.most_common(CANDIDATES):
                     theirs = mine[reps[other][0]]
@@ -659,11 +705,32 @@ def compare(submissions: dict[str, dict[str, str]], skeleton: dict[str, str] | N
                     if best is None or score > best.score:
                         best = Match(who[0], part, reps[other][0], score, min(pr.coverage, theirs.coverage))
             for s in who:
-                for m in found:
-                    matches.append(Match(s, part, m.other, m.score, m.size))
-                if best is not None:
-                    other = best.other if best.other != s else who[0]
-                    matches.append(Match(s, part, other, best.score, best.size))
+                mine_said = said(s, part) if small else frozenset()
+                listed = [Match(s, part, m.other, m.score, m.size, evidence=not small or m.other != MODEL or
+                                shares_comments(mine_said, model_said.get(part, frozenset()),
+                                                released.get(part, frozenset())))
+                          for m in found]
+                matches += listed
+                if any(m.flagged for m in listed):   # listed against the public solution, not in pairs too
+                    continue
+                if len(who) > 1:                     # the same cell as another student's
+                    others = [o for o in who if o != s]
+                    if small:                        # one that shares comments with s, if any does
+                        near = {o for c in mine_said for o in index.get(c, ()) if o != s}
+                        other = next((o for o in others if o in near and
+                                      shares_comments(mine_said, said(o, part), released.get(part, frozenset()))),
+                                     others[0])
+                    else:
+                        other = others[0]
+                    pair = Match(s, part, other, 1.0, pr.coverage)
+                elif best is not None:
+                    pair = Match(s, part, best.other, best.score, best.size)
+                else:
+                    continue
+                if pair.size < SMALL and not is_prose(part):   # the smaller of the two cells decides
+                    pair.evidence = shares_comments(said(s, part), said(pair.other, part),
+                                                    released.get(part, frozenset()))
+                matches.append(pair)
         _count_sharing([m for m in matches if m.part == part])
     return matches
 
