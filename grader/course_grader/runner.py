@@ -305,7 +305,8 @@ def nameable_keys(listed: str, source: str | None) -> str | None:
     (``source``, which the grader read from the submission, never the part's process), a name of the
     contract (:data:`CONTRACT_NAMES`) or an index below 1000; at most :data:`MAX_NAMED_KEYS` keys of at most
     :data:`MAX_KEY_CHARS` characters, sorted. What the part can still choose is which of the student's own
-    words it lists: a few bits, from a vocabulary the student wrote before any case existed."""
+    words and which indices it lists: at most 8 keys' worth of choices among words the student wrote before
+    any case existed and numbers below 1000 (tens of bits, not free text)."""
     if not source:
         return None
     try:
