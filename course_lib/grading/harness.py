@@ -259,12 +259,20 @@ class Adam:
         self.lr, self.betas, self.eps, self.steps = lr, betas, eps, 0
         self.exp_avg = [torch.zeros_like(p) for p in self.params]        # first moment, m
         self.exp_avg_sq = [torch.zeros_like(p) for p in self.params]     # second moment, v
-        # the gradient each backward computed (a leaf's hook sees it before it is added to .grad): a step whose
-        # .grad is not the last backward's own kept earlier batches' gradients (no zero_grad in the loop)
-        self.fresh: list = [None] * len(self.params)
-        self.stale_steps = 0
+        # what .grad held when the optimiser last stepped: a backward that finds it still there adds its batch's
+        # gradient to earlier batches' (no zero_grad in the loop). A leaf's hook runs before the new gradient is
+        # added to .grad, so it sees what the loop left there; what the loop does to .grad between its backward
+        # and its step (clipping, scaling) is honest and not looked at.
+        self.used: list = [None] * len(self.params)
+        self.stale_now, self.backward_seen, self.stale_steps = False, False, 0
         for i, p in enumerate(self.params):
-            p.register_hook(lambda g, i=i: self.fresh.__setitem__(i, g.detach().clone()))
+            p.register_hook(lambda g, i=i, p=p: self._backward(i, p))
+
+    def _backward(self, i: int, p) -> None:
+        self.backward_seen = True
+        old, used = p.grad, self.used[i]
+        if old is not None and used is not None and bool(old.any()) and torch.equal(old, used):
+            self.stale_now = True
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """As torch.optim's: the gradients become None, or zeros with ``set_to_none=False`` (a student's
@@ -281,13 +289,15 @@ class Adam:
         beta1, beta2 = self.betas
         step_size = self.lr / (1 - beta1 ** self.steps)
         correction2_sqrt = (1 - beta2 ** self.steps) ** 0.5
-        stale = False
+        # a step with no backward since the last one steps again on the gradients that step used
+        again = not self.backward_seen
+        stale, self.stale_now, self.backward_seen = self.stale_now, False, False
         for i, (p, m, v) in enumerate(zip(self.params, self.exp_avg, self.exp_avg_sq)):
             g = p.grad
             if g is None:
                 continue
-            fresh, self.fresh[i] = self.fresh[i], None
-            stale = stale or fresh is None or not torch.equal(g, fresh)
+            stale = stale or again
+            self.used[i] = g.detach().clone()
             m.lerp_(g, 1 - beta1)                                        # m = b1 m + (1 - b1) g
             v.mul_(beta2).addcmul_(g, g, value=1 - beta2)                # v = b2 v + (1 - b2) g^2
             denom = v.sqrt().div_(correction2_sqrt).add_(self.eps)      # sqrt(v / (1 - b2^t)) + eps

@@ -15,21 +15,37 @@ _SEED_RE = re.compile(r"hidden_seed\s*=\s*(0[xX][0-9a-fA-F_]+|\d[\d_]*)")
 _HIDDEN_RE = re.compile(r"### BEGIN HIDDEN TESTS(.*?)### END HIDDEN TESTS", re.S)
 
 
-def new_seeds(nb, randbits=None) -> dict[str, int]:
+#: how many seeds :func:`new_seeds` draws for one part before it gives up (a checked part's seeds fail
+#: correct code rarely, if ever: benchmarks/reverse_seeds.py)
+MAX_DRAWS = 20
+
+
+def new_seeds(nb, randbits=None, checks=None) -> dict[str, int]:
     """Give every hidden-test block of ``nb``'s test cells new seeds (64 random bits each, from
     ``secrets`` unless ``randbits`` is given), in place; ``{part: new seed}``. For an instructor whose
-    source notebook is public (this repository's is): run it before ``generate_assignment``."""
+    source notebook is public (this repository's is): run it before ``generate_assignment``.
+
+    ``checks`` maps a part to ``check(seed) -> bool``: a seed it refuses is drawn again (``MAX_DRAWS``
+    at most, then ValueError). ``python -m course_grader new-seeds`` checks the reverse task's seeds
+    against correct code (:mod:`.reverse_seeds`)."""
     import secrets
     randbits = randbits or secrets.randbits
+    checks = checks or {}
 
-    def seed(m: re.Match) -> str:
-        return _SEED_RE.sub(lambda _: f"hidden_seed={randbits(64):#018x}", m.group(0))
+    def draw(part: str) -> int:
+        for _ in range(MAX_DRAWS):
+            value = randbits(64)
+            if part not in checks or checks[part](value):
+                return value
+        raise ValueError(f"{part}: {MAX_DRAWS} seeds drawn, none passed its check")
+
     for cell in nb["cells"]:
         part = part_of_test(cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "") or "")
         lines = cell.get("source", "")
         source = "".join(lines) if isinstance(lines, list) else str(lines)
         if part and _HIDDEN_RE.search(source):
-            source = _HIDDEN_RE.sub(seed, source)
+            source = _HIDDEN_RE.sub(lambda m, part=part: _SEED_RE.sub(
+                lambda _: f"hidden_seed={draw(part):#018x}", m.group(0)), source)
             cell["source"] = source.splitlines(keepends=True) if isinstance(lines, list) else source
     return hidden_seeds(nb)
 

@@ -12,7 +12,9 @@ in a sandboxed process (see grader/course_grader/autograde.py). Run it from the 
        python -m course_grader new-seeds [NOTEBOOK]
 
 Give the hidden tests of the source notebook (default notebooks/07_exercise/encoder_from_scratch.ipynb)
-seeds of your own, before `nbgrader generate_assignment`: the repository's seeds are public.
+seeds of your own, before `nbgrader generate_assignment`: the repository's seeds are public. The reverse
+task's seed is drawn again until the notebook's model solution and two honest training loops pass its
+hidden case (a training run; a few seconds per seed drawn).
 
        python -m course_grader collect ASSIGNMENT [nbgrader collect options]
 
@@ -85,14 +87,39 @@ def _new_seeds(argv: list) -> int:
     path = argv[0] if argv else "notebooks/07_exercise/encoder_from_scratch.ipynb"
     with open(path, encoding="utf-8") as f:
         nb = json.load(f)                           # as stored (key order, source lines): a diff of seeds only
-    seeds = new_seeds(nb)
+    drawn = []
+
+    def check_reverse(seed: int) -> bool:
+        drawn.append(seed)
+        return not _reverse_seed_fails(path, seed)
+    try:
+        seeds = new_seeds(nb, checks={"reverse_task": check_reverse})
+    except (RuntimeError, ValueError) as e:
+        print(f"{path}: {e}; the notebook is left as it was", file=sys.stderr)
+        return 1
     if not seeds:
         print(f"{path}: no hidden-test seeds found", file=sys.stderr)
         return 1
     with open(path, "w", encoding="utf-8") as f:
         f.write(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
     print(f"{path}: new hidden seeds for {', '.join(sorted(seeds))}; now run nbgrader generate_assignment")
+    if drawn:
+        print(f"reverse_task: its seed was checked: the notebook's model solution and two honest training loops "
+              f"pass its hidden case ({len(drawn)} seed{'s' if len(drawn) > 1 else ''} drawn, "
+              f"{len(drawn) - 1} refused)")
     return 0
+
+
+def _reverse_seed_fails(path: str, seed: int) -> list:
+    """The styles of correct code that fail the reverse task's hidden case drawn from ``seed``
+    (course_lib/grading/reverse_seeds.py), asked of a child process: this one never imports torch."""
+    import json
+    import subprocess
+    proc = subprocess.run([sys.executable, "-m", "course_lib.grading.reverse_seeds", path, str(seed)],
+                          capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"the check of the reverse task's seed failed: {proc.stderr.strip()[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])["failed"]
 
 
 def _skip_unused_imports() -> None:

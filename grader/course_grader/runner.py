@@ -12,7 +12,9 @@ imports torch.
 
 from __future__ import annotations
 
+import ast
 import builtins
+import dataclasses
 import hashlib
 import json
 import os
@@ -287,14 +289,59 @@ RESULT_WORDS = RESULT_TYPES | frozenset(re.findall(r"[A-Za-z_][\w.]*", " ".join(
     "stores says not part of")))
 
 
-def fixed_result_error(text) -> str | None:
+#: the names of the contract: every attribute, submodule and buffer name of course_lib's reference modules
+#: (tests/grading/test_attacks_third.py checks them against the references' state_dicts)
+CONTRACT_NAMES = frozenset({"bias", "dropout", "dropout1", "dropout2", "embedding", "ffn", "final_norm", "layers",
+                            "linear1", "linear2", "norm1", "norm2", "pe", "self_attn", "w_k", "w_o", "w_q", "w_v",
+                            "weight"})
+MAX_NAMED_KEYS, MAX_KEY_CHARS = 8, 60
+_EXTRA_KEYS = re.compile(r"(the state_dict has keys the contract does not have: )(\[[^\]]*\])(?:( \.\.\.)?)(?=;| \(|$)")
+
+
+def nameable_keys(listed: str, source: str | None) -> str | None:
+    """The extra keys of a contract message as the grader may show them, or None (then masked).
+
+    The part's process had the hidden cases and could spell them out in the names it reports, so a key is
+    named only when every dotted component is an identifier spelled in the student's own solution cell
+    (``source``, which the grader read from the submission, never the part's process), a name of the
+    contract (:data:`CONTRACT_NAMES`) or an index below 1000; at most :data:`MAX_NAMED_KEYS` keys of at most
+    :data:`MAX_KEY_CHARS` characters, sorted. What the part can still choose is which of the student's own
+    words and which indices it lists: at most 8 keys' worth of choices among words the student wrote before
+    any case existed and numbers below 1000 (tens of bits, not free text)."""
+    if not source:
+        return None
+    try:
+        keys = ast.literal_eval(listed)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if (not isinstance(keys, list) or not 0 < len(keys) <= MAX_NAMED_KEYS or keys != sorted(set(keys))
+            or not all(isinstance(k, str) and 0 < len(k) <= MAX_KEY_CHARS for k in keys)):
+        return None
+    spelled = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source))
+
+    def known(component: str) -> bool:
+        if re.fullmatch(r"0|[1-9][0-9]{0,2}", component):
+            return True
+        return bool(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", component)) and (
+            component in spelled or component in CONTRACT_NAMES)
+    if not all(known(c) for k in keys for c in k.split(".")):
+        return None
+    return "[" + ", ".join(f"'{k}'" for k in keys) + "]"
+
+
+def fixed_result_error(text, source: str | None = None) -> str | None:
     """The harness's contract message rebuilt from a fixed vocabulary (see :data:`RESULT_PHRASES`), or
-    None when ``text`` is not one of its messages."""
+    None when ``text`` is not one of its messages. With the student's ``source``, the extra keys of a
+    state_dict are named when :func:`nameable_keys` allows it."""
     what, sep, rest = str(text)[:600].partition(": ")
     if not sep:
         what, rest = "", str(text)[:600]
     if what and what not in RESULT_WHATS:
         return None
+    named = None
+    found = _EXTRA_KEYS.search(rest)
+    if found and found.start() == 0:
+        named = nameable_keys(found.group(2), source)
     rest = re.sub(r"'[^']*'", "'…'", rest)
     rest = re.sub(r"\[[^\]]*\]", "[…]", rest)
     rest = re.sub(r"\((?:\s*-?\d+\s*,?)*\)", "(…)", rest)
@@ -304,16 +351,19 @@ def fixed_result_error(text) -> str | None:
     if (not any(rest.startswith(p) for p in RESULT_PHRASES) or re.search(r"[^\w\s.,:;'()\[\]=…+-]", rest)
             or any(w not in RESULT_WORDS for w in re.findall(r"[A-Za-z_][\w.]*", rest))):
         return None
+    if named is not None:
+        rest = rest.replace("[…]", named, 1)
     return (f"{what}: " if what else "") + rest
 
 
-def fixed_case_error(text) -> str:
+def fixed_case_error(text, source: str | None = None) -> str:
     """A fixed message for a case's error: the exception's kind, or the contract message the part's
-    result broke (its parts the part could choose masked), or a generic one."""
+    result broke (its parts the part could choose masked, or named as :func:`nameable_keys` allows), or a
+    generic one."""
     if str(text).startswith("raised "):
         return f"{error_kind(text)} ({NOT_SHOWN})"
-    return fixed_result_error(text) or ("returned something the part's contract does not allow (the notebook's "
-                                        "own checks say what)")
+    return fixed_result_error(text, source) or ("returned something the part's contract does not allow (the "
+                                                "notebook's own checks say what)")
 
 
 MAX_OUTPUTS = 16          # outputs of a training case (the Reverser's: its reference gives no outputs to count)
@@ -329,7 +379,8 @@ def judge(part: str, cases: list, wants: list, outcome: sandbox.Outcome) -> Part
         status = "error" if outcome.status == "grader" else "failed"
         return PartResult(status, f"{part}: {outcome.failure}", outcome.seconds,
                           mistake="grader_error" if status == "error" else _sandbox_failure(outcome.failure))
-    result = _judged(part, cases, wants, outcome)
+    source = outcome.header.get(GRADER_SOURCE) if isinstance(outcome.header, dict) else None
+    result = _judged(part, cases, wants, outcome, source if isinstance(source, str) else None)
     result.guard_tampered = tampered(outcome.header)
     return result
 
@@ -344,7 +395,20 @@ def _sandbox_failure(failure: str) -> str:
     return "rule_broken"
 
 
-def _judged(part: str, cases: list, wants: list, outcome: sandbox.Outcome) -> PartResult:
+def with_source(outcome: sandbox.Outcome, source: str) -> sandbox.Outcome:
+    """``outcome`` with the student's solution cell as the grader read it from the submission, under
+    :data:`GRADER_SOURCE` (whatever the part's process wrote under that key is replaced): what
+    :func:`nameable_keys` may name extra state_dict keys from."""
+    if outcome.status != "ok" or not isinstance(outcome.header, dict):
+        return outcome
+    return dataclasses.replace(outcome, header={**outcome.header, GRADER_SOURCE: str(source)})
+
+
+#: the key of a part's outcome header under which the grader's side puts the student's cell (:func:`with_source`)
+GRADER_SOURCE = "grader_source"
+
+
+def _judged(part: str, cases: list, wants: list, outcome: sandbox.Outcome, source: str | None = None) -> PartResult:
     from course_lib.grading.judging import judge
     h, arrays = outcome.header, outcome.arrays
     try:
@@ -370,7 +434,7 @@ def _judged(part: str, cases: list, wants: list, outcome: sandbox.Outcome) -> Pa
             outputs = {str(k): arrays[at + i].astype("float64") for i, k in enumerate(keys)}
             at += len(keys)
             err = entry.get("error")
-            found = judge(case, outputs, None if err is None else fixed_case_error(err), want=want)
+            found = judge(case, outputs, None if err is None else fixed_case_error(err, source), want=want)
             if found is not None:
                 return PartResult("failed", found.message, outcome.seconds, mistake=found.mistake,
                                   section=found.section or "", failed_on="hidden" if found.hidden else "visible",
@@ -431,7 +495,7 @@ def grade_with(sources: dict, zygote: sandbox.Zygote, verdict, opts: sandbox.San
             result.guard_tampered = f"the cell uses {word}"
         return result
     base = verdict
-    verdict = lambda part, outcome: named(part, base(part, outcome))   # noqa: E731
+    verdict = lambda part, outcome: named(part, base(part, with_source(outcome, sources[part])))   # noqa: E731
 
     def one(part):
         part_cases = _ENCODED[part][0] if cases is None else cases[part]

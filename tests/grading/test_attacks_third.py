@@ -235,6 +235,74 @@ def test_a_contract_message_keeps_its_words_not_the_parts():
         assert "LEAK" not in said and "7" not in said, said
 
 
+EXTRA = ("Encoder: the state_dict has keys the contract does not have: {} (the contract adds no parameters, and "
+         "a table that is not a weight is a buffer registered with persistent=False)")
+
+
+def test_extra_keys_spelled_in_the_students_cell_are_named():
+    """Issue 40 item 3: where extra keys are refused, they are named, when the student's own cell (read by the
+    grader from the submission) spells every component, or it is a name of the contract or an index < 1000."""
+    from course_grader.runner import fixed_case_error
+    cell = "self.register_buffer('positions', table)\nself.stack = nn.Sequential(...)\n"
+    said = fixed_case_error(EXTRA.format("['layers.0.ffn.stack', 'positions']"), cell)
+    assert "['layers.0.ffn.stack', 'positions']" in said and "persistent=False" in said, said
+    assert "[…]" in fixed_case_error(EXTRA.format("['positions']"))               # no cell: masked, as before
+
+
+@pytest.mark.parametrize("keys", [
+    "['positions', 'LEAK_2_7_16']",                      # a component the cell does not spell
+    "['layers.1000.positions']",                         # an index of 1000 or more
+    "['layers.07.positions']",                           # a number written otherwise
+    "['" + "positions." * 6 + "stack']",                 # a key longer than 60 characters
+    "[" + ", ".join(f"'stack.{i}'" for i in range(9)) + "]",    # more than 8 keys
+    "['stack', 'positions']",                            # not as the harness lists them (sorted, once each)
+    "['positions'] + ['stack']",
+], ids=["not_spelled", "index_1000", "leading_zero", "too_long", "nine_keys", "unsorted", "not_a_list"])
+def test_extra_keys_the_cell_does_not_spell_are_masked(keys):
+    from course_grader.runner import fixed_case_error
+    cell = "self.register_buffer('positions', table)\nself.stack = nn.Sequential(...)  # LEAK\n"
+    said = fixed_case_error(EXTRA.format(keys), cell)
+    assert "positions" not in said and "stack" not in said and "[…]" in said, said
+
+
+def test_eight_extra_keys_are_named_and_more_are_cut_as_the_harness_cuts_them():
+    from course_grader.runner import MAX_NAMED_KEYS, fixed_case_error
+    cell = "self.stack = nn.ModuleList(...)\n"
+    eight = "[" + ", ".join(f"'stack.{i}'" for i in range(MAX_NAMED_KEYS)) + "]"
+    assert eight in fixed_case_error(EXTRA.format(eight), cell)
+    assert eight + " ..." in fixed_case_error(EXTRA.format(eight + " ..."), cell)   # the harness's first 8 of more
+
+
+def test_the_contract_names_are_the_references_names():
+    """runner.CONTRACT_NAMES (the grader's process has no torch) are the names in the references' modules."""
+    from course_grader.runner import CONTRACT_NAMES
+    from course_lib.grading.checks import REFERENCES
+    names = set()
+    kwargs = dict(d_model=8, num_heads=2, d_ff=16, num_layers=2, vocab_size=10, max_len=5)
+    for part in ("multi_head_attention", "feed_forward", "encoder_layer", "encoder"):
+        cls = REFERENCES[part]
+        module = cls(**{k: v for k, v in kwargs.items() if k in cls.__init__.__code__.co_varnames})
+        for key in [*dict(module.named_modules()), *module.state_dict(), *dict(module.named_buffers())]:
+            names.update(c for c in key.split(".") if c and not c.isdigit())
+    assert names == CONTRACT_NAMES
+
+
+def test_the_grader_names_the_extra_keys_of_a_submission(zygote):  # noqa: F811
+    """End to end: the part's process reports the keys, the grader's side adds the cell it read (a key the
+    part's process writes under the same name is replaced), and the verdict names them."""
+    from attack_kit import GOOD, grade_here, options
+    from course_grader import runner
+    end = "        ### END SOLUTION"
+    own = GOOD["feed_forward"].replace(end, "        self.register_buffer('scale', torch.ones(1))\n" + end, 1)
+    assert own != GOOD["feed_forward"]
+    result = grade_here({"feed_forward": own}, zygote, options())
+    assert not result["feed_forward"].passed and "['scale']" in result["feed_forward"].message, result
+    header = {"cases": [{"keys": [], "error": EXTRA.format("['LEAK']").replace("Encoder", "PositionwiseFeedForward")}],
+              runner.GRADER_SOURCE: "LEAK"}
+    forged = runner.with_source(runner.sandbox.Outcome("ok", header, ()), "self.linear1 = ...")
+    assert forged.header[runner.GRADER_SOURCE] == "self.linear1 = ..."
+
+
 def test_the_guard_never_takes_a_climbing_relative_path_for_its_own():
     """Issue 41 (second set, advisory guard): an open's audit event carries no ``dir_fd``, so
     ``os.open('../../proc/self/status', dir_fd=...)`` was resolved against the working directory and

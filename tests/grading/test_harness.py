@@ -52,3 +52,30 @@ def test_the_graders_adam_takes_zero_grad_as_torch_does():
     assert w.grad is not None and torch.equal(w.grad, torch.zeros(3))
     opt.zero_grad(set_to_none=True)
     assert w.grad is None
+
+
+def _stale_steps(loop: str, steps: int = 5) -> int:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(5, 7), torch.nn.Tanh(), torch.nn.Linear(7, 3))
+    optimizer = harness.Adam(model.parameters(), lr=0.01)
+    x, y = torch.randn(16, 5), torch.randint(0, 3, (16,))
+    for _ in range(steps):
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        if loop == "zero_grad at the top, kept as zeros":
+            optimizer.zero_grad(set_to_none=False)
+        loss.backward()
+        if loop == "clipped":
+            torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=0.01)     # every step clipped
+        optimizer.step()
+        if loop == "clipped":
+            model.zero_grad()
+    return optimizer.stale_steps
+
+
+def test_a_loop_without_zero_grad_steps_on_stale_gradients_and_clipping_is_not_that():
+    """Issue 40: gradient clipping changes .grad between backward and step, which is honest; the grader's Adam
+    counted every such step as one that kept earlier batches' gradients (reverse_no_zero_grad). A stale step is
+    now one whose backward found the last step's gradients still in .grad."""
+    assert _stale_steps("no zero_grad") == 4                      # every step after the first
+    assert _stale_steps("zero_grad at the top, kept as zeros") == 0
+    assert _stale_steps("clipped") == 0

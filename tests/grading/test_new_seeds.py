@@ -22,6 +22,7 @@ def test_new_seeds_change_only_the_seeds(tmp_path):
     assert set(old_seeds) == set(new_seeds) == set(PARTS)
     assert all(old_seeds[p] != new_seeds[p] and 0 <= new_seeds[p] < 2 ** 64 for p in PARTS)
     assert len(set(new_seeds.values())) == len(PARTS)
+    assert "reverse_task: its seed was checked" in proc.stdout, proc.stdout
     changed = [(a, b) for a, b in zip(SOURCE.read_text().splitlines(), path.read_text().splitlines()) if a != b]
     assert len(changed) == len(PARTS) and all("hidden_seed=" in b for _, b in changed)     # a diff of seeds only
     hidden = [c for c in make_cases("attention", new_seeds["attention"]) if c.hidden]
@@ -67,3 +68,45 @@ def test_grading_on_the_published_seeds_is_refused_unless_forced(tmp_path):
     graded = run(sys.executable, "-m", "course_grader", "autograde", "07_exercise", "--jobs", "1")
     assert graded.returncode == 0 and "published seeds" not in graded.stderr, graded.stderr[-3000:]
     assert (root / "autograded" / "alice" / "07_exercise" / SOURCE.name).exists()
+
+
+def test_a_reverse_task_seed_that_fails_correct_code_is_drawn_again():
+    """Issue 40: new-seeds draws the reverse task's seed again while a check refuses it; the other parts'
+    seeds are not checked."""
+    from course_lib.grading.seeds import new_seeds
+    nb = nbformat.read(SOURCE, as_version=4)
+    values = iter(range(1, 100))
+    asked = []
+
+    def check(seed):
+        asked.append(seed)
+        return len(asked) == 3                                     # the first two seeds fail correct code
+    seeds = new_seeds(nb, randbits=lambda bits: next(values), checks={"reverse_task": check})
+    assert seeds["reverse_task"] == asked[-1] and len(asked) == 3
+    assert sorted(v for p, v in seeds.items() if p != "reverse_task") == [v for v in range(1, 10)
+                                                                          if v not in asked]
+
+
+def test_a_check_that_refuses_every_seed_leaves_the_notebook_unchanged():
+    import pytest
+
+    from course_lib.grading.seeds import MAX_DRAWS, new_seeds
+    nb = nbformat.read(SOURCE, as_version=4)
+    asked = []
+    with pytest.raises(ValueError, match="none passed its check"):
+        new_seeds(nb, checks={"reverse_task": lambda seed: asked.append(seed) and False})
+    assert len(asked) == MAX_DRAWS
+
+
+def test_correct_loops_pass_the_reverse_task_on_a_few_seeds():
+    """A few random seeds here (benchmarks/reverse_seeds.py runs 1,000): the model solution and two honest
+    loops pass, and the first start of one of them fails on the seed of issue 40 (the retry passes it)."""
+    import random
+
+    from course_lib.grading.reverse_seeds import failures, model_solution, outcomes, styles
+    cells = styles(model_solution(nbformat.read(SOURCE, as_version=4)))
+    assert set(cells) == {"model", "clipped", "transposed"}
+    for seed in (random.Random(40).getrandbits(64), random.Random(41).getrandbits(64)):
+        assert failures(seed, cells) == [], f"{seed:#x}"
+    unlucky = outcomes(0xa640522877e41007, cells)
+    assert all(mistake is None for mistake, _ in unlucky.values()) and unlucky["model"][1] == 2, unlucky
