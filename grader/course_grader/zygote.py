@@ -14,10 +14,13 @@ bubblewrap's view, :func:`course_grader.sandbox.bwrap_argv`, which also made its
 1. torch and numpy imported and warmed up, the guard installed (:func:`guard.install`), and the
    zygote made its parts' subreaper;
 2. for every request (a part's source, the references of its dependencies, its cases) it forks the
-   part process: its own session, a ``/tmp`` directory of its own as its working directory,
-   rlimits, another uid (as root), no_new_privs, the dependencies' references, Landlock, seccomp, the
-   guard armed, then the student's cell and the cases; at the deadline the zygote kills it, its
-   process group and whatever it left (:func:`confine.end_orphans`), and removes its directory;
+   part process, in a PID namespace of its own where the zygote may make one (PID 2
+   under an init that does nothing): its own session, a ``/tmp`` directory of its own as its working
+   directory, a ``/proc`` of its namespace, rlimits, another uid (as root), no capability,
+   no_new_privs, the dependencies' references, Landlock, seccomp, the guard armed, then the student's
+   cell and the cases; at the deadline the zygote kills it, its process group, its init (the kernel
+   then ends whatever else is in its namespace) and whatever it left (:func:`confine.end_orphans`),
+   and removes its directory;
 3. the answer to the grader: what the part wrote (raw, parsed by the grader), the reason the guard
    gave if any, how the process ended, whether anything of it survived it, and whether it left
    more in its directory than a part may.
@@ -27,6 +30,7 @@ import json
 import os
 import select
 import shutil
+import signal
 import sys
 import time
 
@@ -39,6 +43,7 @@ class Zygote:
         self.warmup = libs["warmup"]
         self.sock, self.pid, self.cases = cfg["fd"], os.getpid(), {}
         self.made = 0                   # parts run: each gets /tmp/part-<zygote pid>-<made>
+        self.pidns, self.pidns_off = None, "no namespaces at this level"   # our PID namespace's descriptor
 
     def start(self, warm: tuple | None = None) -> dict:
         """Torch imported and warmed up (or ``warm``: (torch, harness, the functions the guard trips) of the
@@ -47,12 +52,14 @@ class Zygote:
         self.torch, self.harness, watched = warm or (*self.warmup.warm(self.cfg["harness"]), None)
         self.guard.install(self.torch, watched)
         self.confine.prctl(self.confine.PR_SET_CHILD_SUBREAPER, 1)   # a part's orphans come back to us, to be ended
+        if self.level in ("root", "userns"):
+            self.pidns, self.pidns_off = self.confine.pid_namespaces()
         import gc
         gc.collect()
         gc.freeze()                     # parts share these pages: no collection of theirs touches (copies) them
         return {"ready": True, "level": self.level, "pid": os.getpid(),
                 "seccomp": self.seccomp.supported(), "dumpable": self.confine.dumpable(),
-                "landlock": self.landlock.abi(),
+                "landlock": self.landlock.abi(), "pidns": self.pidns is not None, "pidns_off": self.pidns_off,
                 "modules": sorted({m.split(".")[0] for m in sys.modules})}
 
     def serve(self) -> None:
@@ -100,16 +107,30 @@ class Zygote:
         """Fork the part process S, wait for it or kill it, clean up (orphans, its /tmp directory)."""
         start = time.monotonic()
         members = self._members(req, arrays)
-        r, w = os.pipe()                                         # the part's results (fd 4 there)
-        tr, tw = os.pipe()                                       # the guard's reason (fd 3 there)
-        er, ew = os.pipe()                                       # set-up errors, closed before student code
-        tmp = self._tmp(req) if self.level in ("root", "userns") else None
-        pid = os.fork()
-        if pid == 0:
-            part_process(self, req, members, (w, tw, ew), arrays, tmp)    # never returns
+        own_pidns = self.pidns is not None and req.get("layers", {}).get("pidns", True)
+        init = self._new_pid_namespace() if own_pidns else None      # its PID 1: the part will be its PID 2
+        try:
+            r, w = os.pipe()                                     # the part's results (fd 4 there)
+            tr, tw = os.pipe()                                   # the guard's reason (fd 3 there)
+            er, ew = os.pipe()                                   # set-up errors, closed before student code
+            tmp = self._tmp(req) if self.level in ("root", "userns") else None
+            pid = os.fork()
+            if pid == 0:
+                part_process(self, req, members, (w, tw, ew), arrays, tmp, own_pidns)   # never returns
+        except BaseException:
+            if init is not None:
+                os.kill(init, signal.SIGKILL)
+                os.waitpid(init, 0)
+            raise
+        finally:
+            if init is not None:
+                self.confine.setns(self.pidns, self.confine.CLONE_NEWPID)   # our next children: ours again
         for fd in (w, tw, ew):
             os.close(fd)
         bufs, timed_out, status = _watch_part(pid, (r, tr, er), req["timeout"], self.confine.kill_group)
+        if init is not None:            # the part is reaped: its init's end takes all else in its namespace
+            os.kill(init, signal.SIGKILL)
+            os.waitpid(init, 0)
         survivors = self.confine.end_orphans(time.monotonic() + 3.0)   # ours to end: we are their subreaper
         tmp_bytes = 0
         if tmp is not None:             # the part's /tmp size: what it left there (one file: RLIMIT_FSIZE)
@@ -123,7 +144,35 @@ class Zygote:
                  "overflow": bool(bufs.get("overflow")), "cpu": bufs["cpu"]}
         for fd in (r, tr, er):
             os.close(fd)
-        return reply, bufs[r]
+        return reply, bytes(bufs[r])
+
+    def _new_pid_namespace(self) -> int:
+        """A new PID namespace for our next children, and its PID 1 (an init that does nothing: a part as
+        PID 1 would ignore the signals it sends itself): the pid of that init, our child. The part forked
+        next is PID 2 there, and our child too (pidfd, wait status, CPU time); the caller takes our own
+        namespace back (:func:`confine.setns`) once it is forked."""
+        self.confine.unshare(self.confine.CLONE_NEWPID)
+        try:
+            init = os.fork()
+        except BaseException:
+            self.confine.setns(self.pidns, self.confine.CLONE_NEWPID)
+            raise
+        if init == 0:
+            _init(self.confine)                                  # never returns
+        return init
+
+
+def _init(confine) -> None:
+    """PID 1 of a part's namespace (forked before the part's pipes exist; it closes what it has): waits
+    for the SIGKILL of the zygote (or of its death), which ends the namespace with it. Not dumpable, like
+    the zygote it was forked from: the part's ``/proc`` (hidepid) does not list it."""
+    try:
+        confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)
+        os.closerange(3, 1 << 16)
+        while True:
+            signal.pause()
+    finally:
+        os._exit(0)
 
 
 def _bytes_under(top: str) -> int:
@@ -139,10 +188,13 @@ def _bytes_under(top: str) -> int:
 
 
 def _watch_part(pid: int, fds: tuple, timeout: float, kill_group):
-    """Read the part's pipes until it ends, or kill it and its process group at the deadline (what else
-    it left, :func:`confine.end_orphans` ends). (buffers, timed out?, wait status)."""
+    """Read the part's pipes until it ends, or kill it and its process group at the deadline, or at once
+    when it writes more than a pipe allows (what else it left, :func:`confine.end_orphans` ends).
+    (buffers, timed out?, wait status). Each buffer grows in place: 64 MiB read in 64 KiB pieces costs
+    one copy, not one per piece."""
     limits = dict(zip(fds, (64 << 20, 4096, 4096)))
-    bufs = {fd: b"" for fd in fds}
+    bufs = {fd: bytearray() for fd in fds}
+    _bigger_pipe(fds[0])
     pidfd = os.pidfd_open(pid)                                   # our unreaped child: never a reused pid
     deadline, timed_out, alive = time.monotonic() + timeout, False, True
     open_fds = set(fds)
@@ -161,9 +213,14 @@ def _watch_part(pid: int, fds: tuple, timeout: float, kill_group):
                 alive = False
                 continue
             chunk = os.read(fd, 1 << 20)
-            if not chunk or len(bufs[fd]) + len(chunk) > limits[fd]:
-                open_fds.discard(fd)                             # EOF, or too much: the writer gets EPIPE
-                bufs["overflow"] = bufs.get("overflow") or bool(chunk)
+            if chunk and len(bufs[fd]) + len(chunk) > limits[fd]:
+                bufs["overflow"] = True                          # too much: refused, and the part ends now
+                kill_group(pid)
+                open_fds.clear()
+                alive = False
+                break
+            if not chunk:
+                open_fds.discard(fd)                             # EOF
                 continue
             bufs[fd] += chunk
     os.close(pidfd)
@@ -173,16 +230,28 @@ def _watch_part(pid: int, fds: tuple, timeout: float, kill_group):
     return bufs, timed_out, status
 
 
-def part_process(z: Zygote, req: dict, members: list, fds: tuple, arrays: list, tmp: str | None) -> None:
+def _bigger_pipe(fd: int) -> None:
+    """The result pipe at 1 MiB (the unprivileged maximum) where the kernel allows: fewer reads."""
+    import fcntl
+    try:
+        fcntl.fcntl(fd, 1031, 1 << 20)                           # F_SETPIPE_SZ
+    except OSError:
+        pass
+
+
+def part_process(z: Zygote, req: dict, members: list, fds: tuple, arrays: list, tmp: str | None,
+                 own_pidns: bool = False) -> None:
     """The part process S: confinement, the references of the dependencies, then the cell and the cases
     (of each member of a group of parts that depend on no reference, one after the other)."""
     w, tw, ew = fds
     writable = [tmp] if tmp else []
     try:
-        z.confine.die_with_parent(z.pid)
+        z.confine.die_with_parent(z.pid, outside=own_pidns)
         os.setsid()                                              # no controlling terminal, its own session
         ew = _descriptors(w, tw, ew)
         os.chdir(tmp or "/")
+        if own_pidns:
+            z.confine.own_proc()                                 # its namespace's /proc, before Landlock
         max_file_mb = min(req["max_file_mb"], req["tmp_mb"]) if tmp else req["max_file_mb"]   # /tmp is shared
         z.confine.limit(req["memory_mb"], req["cpu_seconds"], max_file_mb, req.get("nproc", 1))
         z.confine.drop(z.level, req["uid"], req["gid"])
@@ -343,6 +412,8 @@ def _mother(cfg: dict, libs: dict) -> None:
     for fd in slots:
         os.close(fd)
     del warm
+    confine = libs["confine"]                                    # only the zygotes make namespaces
+    confine.drop_capabilities([confine.CAP_SYS_ADMIN, confine.CAP_SETPCAP])
     sys.path[:0] = [cfg["grader_parent"], cfg["course_lib_parent"]]
     from course_grader import judge
     judge.serve(cfg["control"], cfg["channels"])
@@ -367,6 +438,7 @@ def main() -> None:
     cfg = json.loads(sys.argv[1])
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import confine
+    confine.reset_signals()                             # nothing of how the grader was started (nohup)
     import guard
     import landlock
     import seccomp
