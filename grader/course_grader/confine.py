@@ -1,8 +1,8 @@
-"""Resource limits, the uid drop of a part, its own PID namespace, and the end of whatever a part started.
+"""Resource limits, the uid drop of a part, its /proc, and the end of whatever a part started.
 
 Loaded by the zygote by file path (standard library only). The sandbox's namespaces and file-system
 view are bubblewrap's (:func:`course_grader.sandbox.bwrap_argv`); what is left here is per part:
-:func:`pid_namespaces` and :func:`own_proc` (a PID namespace and a ``/proc`` of the part's own),
+:func:`own_proc` (a ``/proc`` of the PID namespace its zygote made for its parts),
 :func:`limit` (rlimits), :func:`drop` (another uid as root, every capability dropped for good, then
 no_new_privs and not dumpable), :func:`die_with_parent`, :func:`kill_group` and :func:`end_orphans`
 (the zygote is its parts' subreaper).
@@ -21,7 +21,7 @@ PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
 CLONE_NEWNS, CLONE_NEWPID = 0x00020000, 0x20000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 0x4000, 1 << 18
 CAP_SETPCAP, CAP_SYS_ADMIN = 8, 21
-#: what the zygote keeps beyond a part's needs, to give each part a PID namespace and a /proc of its own
+#: what the zygote keeps beyond a part's needs, to give its parts a PID namespace and each a /proc
 #: (bubblewrap's ``--cap-add``; the mother drops them before it judges, each part before its cell runs)
 NAMESPACE_CAPS = ("CAP_SYS_ADMIN", "CAP_SETPCAP")
 _CAP_VERSION_3 = 0x20080522
@@ -48,22 +48,8 @@ def setns(fd: int, nstype: int) -> None:
     _check(_libc.setns(fd, nstype), f"setns({nstype:#x})")
 
 
-def pid_namespaces() -> tuple[int | None, str]:
-    """(a descriptor of this process's own PID namespace, "") where it may make one per part (it holds
-    CAP_SYS_ADMIN in its user namespace: :data:`NAMESPACE_CAPS`), else (None, why not). The descriptor
-    brings :func:`unshare`'s ``CLONE_NEWPID`` back after each part: the next children are ours again."""
-    fd = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        unshare(CLONE_NEWPID)
-        setns(fd, CLONE_NEWPID)
-    except OSError as e:
-        os.close(fd)
-        return None, str(e)
-    return fd, ""
-
-
 def own_proc() -> None:
-    """In a part process that is in a PID namespace of its own: a mount namespace of its own (nothing
+    """In a part process that is in its zygote's parts' PID namespace: a mount namespace of its own (nothing
     propagates back), and a fresh ``/proc`` of that PID namespace over bubblewrap's that lists only the
     processes it may ptrace (``hidepid=4``; before Linux 5.8 ``hidepid=2``, the same for a part whose gid
     is not 0): itself, as its init is not dumpable."""
@@ -188,16 +174,17 @@ def kill_group(pid: int) -> None:
             pass
 
 
-def end_orphans(deadline: float) -> int:
+def end_orphans(deadline: float, init: int | None = None) -> int:
     """Kill and reap every child this subreaper still has (only the part's orphans: the part itself is
-    reaped). The number still there at the deadline."""
-    me = str(os.getpid())
+    reaped), and every child of ``init``, the init of its parts' PID namespace (which adopts a part's
+    orphans there, and reaps them). The number still there at the deadline."""
+    parents = {str(os.getpid()), str(init)}
     while True:
         left = []
         for entry in filter(str.isdigit, os.listdir("/proc")):
             try:
                 with open(f"/proc/{entry}/stat") as f:
-                    if f.read().rsplit(")", 1)[1].split()[1] == me:
+                    if f.read().rsplit(")", 1)[1].split()[1] in parents and entry != str(init):
                         left.append(int(entry))
             except (OSError, IndexError):
                 continue

@@ -11,8 +11,8 @@ Levels (:func:`detect_level` picks the strongest that works; README "Autograde, 
     the grader is root: bubblewrap (:func:`bwrap_argv`) builds the view (the Python installation and the
     C libraries read-only, no network, new PID, IPC and UTS namespaces, a private /tmp, an empty
     environment, its own session, the life of the grader) with eight capabilities left; each part then
-    is PID 2 of a PID namespace of its own with a /proc of its own, and leaves root for uid ``nobody``
-    (no capability), with rlimits (one process: RLIMIT_NPROC=1, so
+    is in a PID namespace of its zygote's parts (one at a time) with a /proc of its own, and leaves root
+    for uid ``nobody`` (no capability), with rlimits (one process: RLIMIT_NPROC=1, so
     RLIMIT_AS caps the part's memory), Landlock, seccomp (:mod:`.seccomp`, compiled by libseccomp) and the
     guard.
 ``userns``
@@ -156,8 +156,8 @@ def bwrap_argv(level: str, paths: dict, tmp_mb: int = 64) -> list:
     and the life of the grader. As root the sandbox keeps only what its zygotes need to leave root per
     part (setuid/setgid), to end a part of another uid (kill) and to give it, then remove, its /tmp
     directory (chown, dac_override, fowner); elsewhere bwrap makes a user namespace. At both, it keeps
-    :data:`confine.NAMESPACE_CAPS` (in that user namespace only, at ``userns``) for a PID namespace and
-    a /proc per part, unless an ordinary user's bubblewrap is setuid (it refuses ``--cap-add`` then)."""
+    :data:`confine.NAMESPACE_CAPS` (in that user namespace only, at ``userns``) for the parts' PID
+    namespace and their /proc, unless an ordinary user's bubblewrap is setuid (it refuses ``--cap-add`` then)."""
     argv = [bwrap() or BWRAP, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
             "--die-with-parent", "--new-session", "--clearenv", "--chdir", "/"]
     for name, value in zygote_env().items():

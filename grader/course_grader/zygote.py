@@ -14,13 +14,14 @@ bubblewrap's view, :func:`course_grader.sandbox.bwrap_argv`, which also made its
 1. torch and numpy imported and warmed up, the guard installed (:func:`guard.install`), and the
    zygote made its parts' subreaper;
 2. for every request (a part's source, the references of its dependencies, its cases) it forks the
-   part process, in a PID namespace of its own where the zygote may make one (PID 2
-   under an init that does nothing): its own session, a ``/tmp`` directory of its own as its working
-   directory, a ``/proc`` of its namespace, rlimits, another uid (as root), no capability,
-   no_new_privs, the dependencies' references, Landlock, seccomp, the guard armed, then the student's
-   cell and the cases; at the deadline the zygote kills it, its process group, its init (the kernel
-   then ends whatever else is in its namespace) and whatever it left (:func:`confine.end_orphans`),
-   and removes its directory;
+   part process, in the PID namespace of the zygote's parts where it may make one (at its start,
+   :meth:`Zygote._pid_namespace`: an init that does nothing is its PID 1; the parts run one after the
+   other, so a part finds no other process there): its own session, a ``/tmp`` directory of its own
+   as its working directory, a ``/proc`` of that namespace, rlimits, another uid (as root), no
+   capability, no_new_privs, the dependencies' references, Landlock, seccomp, the guard armed, then
+   the student's cell and the cases; at the deadline the zygote kills it, its process group and
+   whatever it left (:func:`confine.end_orphans`: the zygote's children and its init's), and removes
+   its directory;
 3. the answer to the grader: what the part wrote (raw, parsed by the grader), the reason the guard
    gave if any, how the process ended, whether anything of it survived it, and whether it left
    more in its directory than a part may.
@@ -43,7 +44,7 @@ class Zygote:
         self.warmup = libs["warmup"]
         self.sock, self.pid, self.cases = cfg["fd"], os.getpid(), {}
         self.made = 0                   # parts run: each gets /tmp/part-<zygote pid>-<made>
-        self.pidns, self.pidns_off = None, "no namespaces at this level"   # our PID namespace's descriptor
+        self.init, self.pidns_off = None, "no namespaces at this level"    # PID 1 of our parts' namespace
 
     def start(self, warm: tuple | None = None) -> dict:
         """Torch imported and warmed up (or ``warm``: (torch, harness, the functions the guard trips) of the
@@ -53,13 +54,13 @@ class Zygote:
         self.guard.install(self.torch, watched)
         self.confine.prctl(self.confine.PR_SET_CHILD_SUBREAPER, 1)   # a part's orphans come back to us, to be ended
         if self.level in ("root", "userns"):
-            self.pidns, self.pidns_off = self.confine.pid_namespaces()
+            self.init, self.pidns_off = self._pid_namespace()
         import gc
         gc.collect()
         gc.freeze()                     # parts share these pages: no collection of theirs touches (copies) them
         return {"ready": True, "level": self.level, "pid": os.getpid(),
                 "seccomp": self.seccomp.supported(), "dumpable": self.confine.dumpable(),
-                "landlock": self.landlock.abi(), "pidns": self.pidns is not None, "pidns_off": self.pidns_off,
+                "landlock": self.landlock.abi(), "pidns": self.init is not None, "pidns_off": self.pidns_off,
                 "modules": sorted({m.split(".")[0] for m in sys.modules})}
 
     def serve(self) -> None:
@@ -107,8 +108,9 @@ class Zygote:
         """Fork the part process S, wait for it or kill it, clean up (orphans, its /tmp directory)."""
         start = time.monotonic()
         members = self._members(req, arrays)
-        own_pidns = self.pidns is not None and req.get("layers", {}).get("pidns", True)
-        init = self._new_pid_namespace() if own_pidns else None      # its PID 1: the part will be its PID 2
+        own_pidns = self.init is not None and req.get("layers", {}).get("pidns", True)
+        if self.init is not None and not own_pidns:                  # the defence removed (tests only)
+            self.confine.setns(self.namespaces[0], self.confine.CLONE_NEWPID)
         try:
             r, w = os.pipe()                                     # the part's results (fd 4 there)
             tr, tw = os.pipe()                                   # the guard's reason (fd 3 there)
@@ -117,21 +119,13 @@ class Zygote:
             pid = os.fork()
             if pid == 0:
                 part_process(self, req, members, (w, tw, ew), arrays, tmp, own_pidns)   # never returns
-        except BaseException:
-            if init is not None:
-                os.kill(init, signal.SIGKILL)
-                os.waitpid(init, 0)
-            raise
         finally:
-            if init is not None:
-                self.confine.setns(self.pidns, self.confine.CLONE_NEWPID)   # our next children: ours again
+            if self.init is not None and not own_pidns:
+                self.confine.setns(self.namespaces[1], self.confine.CLONE_NEWPID)
         for fd in (w, tw, ew):
             os.close(fd)
         bufs, timed_out, status = _watch_part(pid, (r, tr, er), req["timeout"], self.confine.kill_group)
-        if init is not None:            # the part is reaped: its init's end takes all else in its namespace
-            os.kill(init, signal.SIGKILL)
-            os.waitpid(init, 0)
-        survivors = self.confine.end_orphans(time.monotonic() + 3.0)   # ours to end: we are their subreaper
+        survivors = self.confine.end_orphans(time.monotonic() + 3.0, self.init)   # ours and our init's
         tmp_bytes = 0
         if tmp is not None:             # the part's /tmp size: what it left there (one file: RLIMIT_FSIZE)
             tmp_bytes = _bytes_under(tmp)
@@ -146,28 +140,35 @@ class Zygote:
             os.close(fd)
         return reply, bytes(bufs[r])
 
-    def _new_pid_namespace(self) -> int:
-        """A new PID namespace for our next children, and its PID 1 (an init that does nothing: a part as
-        PID 1 would ignore the signals it sends itself): the pid of that init, our child. The part forked
-        next is PID 2 there, and our child too (pidfd, wait status, CPU time); the caller takes our own
-        namespace back (:func:`confine.setns`) once it is forked."""
-        self.confine.unshare(self.confine.CLONE_NEWPID)
+    def _pid_namespace(self) -> tuple[int | None, str]:
+        """A new PID namespace for all our children from now on (our parts: one at a time), and its PID 1,
+        an init of ours that does nothing (a part as PID 1 would ignore the signals it sends itself):
+        (the init's pid, "") where we may make one (CAP_SYS_ADMIN in our user namespace,
+        :data:`confine.NAMESPACE_CAPS`), else (None, why not). A part is then a child of ours in that
+        namespace (pidfd, wait status, CPU time as before); what it leaves, our init adopts."""
         try:
-            init = os.fork()
-        except BaseException:
-            self.confine.setns(self.pidns, self.confine.CLONE_NEWPID)
-            raise
+            own = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError as e:
+            return None, str(e)
+        try:
+            self.confine.unshare(self.confine.CLONE_NEWPID)
+        except OSError as e:
+            os.close(own)
+            return None, str(e)
+        init = os.fork()
         if init == 0:
             _init(self.confine)                                  # never returns
-        return init
+        self.namespaces = (own, os.open("/proc/self/ns/pid_for_children", os.O_RDONLY | os.O_CLOEXEC))
+        return init, ""
 
 
 def _init(confine) -> None:
-    """PID 1 of a part's namespace (forked before the part's pipes exist; it closes what it has): waits
-    for the SIGKILL of the zygote (or of its death), which ends the namespace with it. Not dumpable, like
-    the zygote it was forked from: the part's ``/proc`` (hidepid) does not list it."""
+    """PID 1 of the parts' namespace: holds no descriptor, reaps what it adopts (SIGCHLD ignored), ends
+    with the zygote (and the kernel then ends whatever is left in the namespace). Not dumpable, like the
+    zygote it was forked from: a part's ``/proc`` (hidepid) does not list it."""
     try:
         confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)
         os.closerange(3, 1 << 16)
         while True:
             signal.pause()
