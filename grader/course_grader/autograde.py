@@ -205,8 +205,9 @@ class SandboxAutogradeApp(AutogradeApp):
         self.log.info("Sandbox ready after %.1f s more (its judge made the cases in %.1f s)",
                       time.monotonic() - t0, judged)
         self.log.info("Grading %d notebook(s), %d at a time, in a sandbox: level %s, seccomp %s, "
-                      "Landlock ABI %s", len(jobs), settings.jobs, level,
-                      info.get("seccomp"), info.get("landlock") or "none")
+                      "Landlock ABI %s, parts in a PID namespace of their own: %s", len(jobs), settings.jobs, level,
+                      info.get("seccomp"), info.get("landlock") or "none",
+                      "yes" if info.get("pidns") else f"no ({info.get('pidns_off') or 'no namespaces'})")
         if level in sandbox.WEAK and info.get("landlock"):
             self.log.info("Sandbox level %r: no namespaces; Landlock (ABI %s) confines each part's files (it reads "
                           "Python's own, writes nothing, sees no /proc): see docs/sandbox.md", level, info["landlock"])

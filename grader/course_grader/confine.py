@@ -1,10 +1,11 @@
-"""Resource limits, the uid drop of a part, and the end of whatever a part started.
+"""Resource limits, the uid drop of a part, its /proc, and the end of whatever a part started.
 
-Loaded by the zygote by file path (standard library only). The namespaces and the file-system view
-are bubblewrap's (:func:`course_grader.sandbox.bwrap_argv`); what is left here is per part:
-:func:`limit` (rlimits), :func:`drop` (another uid as root, then no_new_privs and not dumpable),
-:func:`die_with_parent`, :func:`kill_group` and :func:`end_orphans` (the zygote is its parts'
-subreaper).
+Loaded by the zygote by file path (standard library only). The sandbox's namespaces and file-system
+view are bubblewrap's (:func:`course_grader.sandbox.bwrap_argv`); what is left here is per part:
+:func:`own_proc` (a ``/proc`` of the PID namespace its zygote made for its parts),
+:func:`limit` (rlimits), :func:`drop` (another uid as root, every capability dropped for good, then
+no_new_privs and not dumpable), :func:`die_with_parent`, :func:`kill_group` and :func:`end_orphans`
+(the zygote is its parts' subreaper).
 """
 
 from __future__ import annotations
@@ -16,8 +17,17 @@ import signal
 import time
 
 PR_SET_PDEATHSIG, PR_GET_DUMPABLE, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 3, 4, 36, 38
+PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
+CLONE_NEWNS, CLONE_NEWPID = 0x00020000, 0x20000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 0x4000, 1 << 18
+CAP_SETPCAP, CAP_SYS_ADMIN = 8, 21
+#: what the zygote keeps beyond a part's needs, to give its parts a PID namespace and each a /proc
+#: (bubblewrap's ``--cap-add``; the mother drops them before it judges, each part before its cell runs)
+NAMESPACE_CAPS = ("CAP_SYS_ADMIN", "CAP_SETPCAP")
+_CAP_VERSION_3 = 0x20080522
 
 _libc = ctypes.CDLL(None, use_errno=True)
+_libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
 
 
 def _check(ret: int, what: str) -> None:
@@ -28,6 +38,66 @@ def _check(ret: int, what: str) -> None:
 
 def prctl(option: int, value: int) -> None:
     _check(_libc.prctl(option, value, 0, 0, 0), f"prctl({option})")
+
+
+def unshare(flags: int) -> None:
+    _check(_libc.unshare(flags), f"unshare({flags:#x})")
+
+
+def setns(fd: int, nstype: int) -> None:
+    _check(_libc.setns(fd, nstype), f"setns({nstype:#x})")
+
+
+def own_proc() -> None:
+    """In a part process that is in its zygote's parts' PID namespace: a mount namespace of its own (nothing
+    propagates back), and a fresh ``/proc`` of that PID namespace over bubblewrap's that lists only the
+    processes it may ptrace (``hidepid=4``; before Linux 5.8 ``hidepid=2``, the same for a part whose gid
+    is not 0): itself, as its init is not dumpable."""
+    unshare(CLONE_NEWNS)
+    _check(_libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "mount(/, MS_PRIVATE)")
+    for hide in (b"hidepid=4", b"hidepid=2"):                    # "ptraceable" (Linux 5.8), else "invisible"
+        if _libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, hide) == 0:
+            return
+    _check(-1, "mount(proc, /proc)")
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def capabilities() -> dict:
+    """{"effective", "permitted", "inheritable"}: this process's capability sets, as 64-bit masks."""
+    data = (_CapData * 2)()
+    _check(_libc.capget(ctypes.byref(_CapHeader(_CAP_VERSION_3, 0)), data), "capget")
+    return {k: getattr(data[0], k) | getattr(data[1], k) << 32 for k in ("effective", "permitted", "inheritable")}
+
+
+def _capset(sets: dict) -> None:
+    data = (_CapData * 2)(*[_CapData(*((sets[k] >> shift) & 0xFFFFFFFF for k in ("effective", "permitted",
+                                                                                     "inheritable")))
+                            for shift in (0, 32)])
+    _check(_libc.capset(ctypes.byref(_CapHeader(_CAP_VERSION_3, 0)), data), "capset")
+
+
+def drop_capabilities(caps=None) -> None:
+    """Drop ``caps`` (capability numbers; all of them when None) for good: from the bounding set (where
+    this process may: CAP_SETPCAP), the ambient set, and the effective, permitted and inheritable sets."""
+    drop = range(64) if caps is None else caps
+    _drop_bounding(drop)
+    if caps is None:
+        _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)   # EINVAL before Linux 4.3: none then
+    mask = sum(1 << c for c in drop)
+    _capset({k: v & ~mask for k, v in capabilities().items()})  # lowering these clears the ambient ones
+
+
+def _drop_bounding(caps) -> None:
+    for cap in caps:
+        if _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() not in (1, 22):
+            _check(-1, f"prctl(PR_CAPBSET_DROP, {cap})")        # EPERM: no CAP_SETPCAP; EINVAL: no such cap
 
 
 def dumpable() -> int:
@@ -52,23 +122,47 @@ def limit(memory_mb: int, cpu_seconds: int, max_file_mb: int, nproc: int = 1) ->
 
 
 def drop(level: str, uid: int, gid: int) -> None:
-    """Leave root for good where the grader is root (``root``, and ``rlimits`` run by root: another uid);
-    in bubblewrap's user namespace (``userns``) there is no capability to leave. Then no_new_privs and
-    not dumpable."""
+    """Leave root for good where the grader is root (``root``, and ``rlimits`` run by root: another uid),
+    and every capability at every level (the bounding set first, while CAP_SETPCAP allows it; in
+    bubblewrap's user namespace, ``userns``, the zygote's :data:`NAMESPACE_CAPS`), checked. Then
+    no_new_privs and not dumpable."""
+    _drop_bounding(range(64))           # while CAP_SETPCAP (and CAP_SETUID) are still ours
     if level != "userns" and os.geteuid() == 0:
         os.setgroups([])
         os.setresgid(gid, gid, gid)
         os.setresuid(uid, uid, uid)
         if 0 in os.getresuid():
             raise RuntimeError("could not drop root")
+    drop_capabilities()
+    if any(capabilities().values()):
+        raise RuntimeError(f"could not drop every capability: {capabilities()}")
     prctl(PR_SET_NO_NEW_PRIVS, 1)
     prctl(PR_SET_DUMPABLE, 0)
 
 
-def die_with_parent(parent: int) -> None:
+def die_with_parent(parent: int, outside: bool = False) -> None:
+    """SIGKILL when ``parent`` ends (and now, if it has ended already). ``outside``: the parent is outside
+    this process's PID namespace, where getppid() says 0 (1 once the parent is gone: our init adopted us)."""
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:
+    if os.getppid() != (0 if outside else parent):
         os._exit(9)
+
+
+def reset_signals() -> None:
+    """Every signal's disposition as a fresh Python in a terminal has it (SIGINT raises KeyboardInterrupt,
+    SIGPIPE and SIGXFSZ ignored: a write fails instead, every other signal its default) and none blocked,
+    whatever the grader inherited (``nohup`` ignores SIGINT and SIGHUP): a part's verdict never depends
+    on how the grader was started."""
+    for sig in signal.valid_signals():
+        if sig not in (signal.SIGKILL, signal.SIGSTOP):
+            try:
+                signal.signal(sig, signal.SIG_DFL)
+            except (OSError, ValueError):
+                continue
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
 
 
 def kill_group(pid: int) -> None:
@@ -80,16 +174,17 @@ def kill_group(pid: int) -> None:
             pass
 
 
-def end_orphans(deadline: float) -> int:
+def end_orphans(deadline: float, init: int | None = None) -> int:
     """Kill and reap every child this subreaper still has (only the part's orphans: the part itself is
-    reaped). The number still there at the deadline."""
-    me = str(os.getpid())
+    reaped), and every child of ``init``, the init of its parts' PID namespace (which adopts a part's
+    orphans there, and reaps them). The number still there at the deadline."""
+    parents = {str(os.getpid()), str(init)}
     while True:
         left = []
         for entry in filter(str.isdigit, os.listdir("/proc")):
             try:
                 with open(f"/proc/{entry}/stat") as f:
-                    if f.read().rsplit(")", 1)[1].split()[1] == me:
+                    if f.read().rsplit(")", 1)[1].split()[1] in parents and entry != str(init):
                         left.append(int(entry))
             except (OSError, IndexError):
                 continue

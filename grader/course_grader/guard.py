@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import sys
 import types
 
@@ -112,18 +113,67 @@ def _judge(state: dict, event: str, args: tuple) -> str | None:
     return None
 
 
-def _under(path, roots) -> bool:
-    """True when ``path`` is under one of ``roots``. The audit event of an open carries no ``dir_fd``:
-    a relative path is resolved against the working directory, which a ``dir_fd`` elsewhere would
-    defeat, so a relative path that climbs (``..``) is never under a root."""
+#: where a file event names its paths: (index of the path, index of its dir_fd) (os.symlink: the link's
+#: text, as a path of its own, and where the link is made); any other event: its first argument, no dir_fd
+EVENT_PATHS = {"os.rename": ((0, 2), (1, 3)), "os.link": ((0, 2), (1, 3)), "os.symlink": ((0, None), (1, 2)),
+               "os.mkdir": ((0, 2),), "os.chmod": ((0, 2),), "os.utime": ((0, 3),), "os.chown": ((0, 3),),
+               "os.remove": ((0, 1),), "os.rmdir": ((0, 1),)}
+
+
+def _under(path, roots, dir_fd=None) -> bool:
+    """True when ``path`` is under one of ``roots``. A relative path is resolved against ``dir_fd`` when
+    the event names one (where that descriptor points, read from /proc/self/fd); an open's audit event
+    carries none, so there it must be under the roots from the working directory *and* from every
+    directory the process holds open (``os.open('proc/self/status', dir_fd=...)`` could start from any
+    of them). A relative path that climbs (``..``) is never under a root."""
     try:
         text = os.fsdecode(path)
-        real = os.path.realpath(text)
     except (TypeError, ValueError):
         return False
-    if not os.path.isabs(text) and ".." in text.split("/"):
+    if os.path.isabs(text):
+        return _inside(text, roots)
+    if ".." in text.split("/"):
+        return False
+    bases = _bases(dir_fd)
+    return bool(bases) and all(_inside(os.path.join(base, text), roots) for base in bases)
+
+
+def _inside(path: str, roots) -> bool:
+    try:
+        real = os.path.realpath(path)
+    except (TypeError, ValueError, OSError):
         return False
     return any(real == r or real.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def _bases(dir_fd) -> list:
+    """The directories a relative path may start from: ``dir_fd``'s alone when one is named (not
+    AT_FDCWD), else the working directory and every directory descriptor the process holds."""
+    if isinstance(dir_fd, int) and dir_fd >= 0:
+        where = _fd_path(dir_fd)
+        return [where] if where else []
+    try:
+        bases = [os.getcwd()]
+    except OSError:
+        return []
+    for fd in range(1024):
+        try:
+            if stat.S_ISDIR(os.fstat(fd).st_mode):
+                where = _fd_path(fd)
+                if not where:
+                    return []
+                bases.append(where)
+        except OSError:
+            continue
+    return bases
+
+
+def _fd_path(fd: int) -> str | None:
+    try:
+        where = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
+    return where if where.startswith("/") else None
 
 
 def _judge_file(state: dict, event: str, args: tuple) -> str | None:
@@ -139,11 +189,13 @@ def _judge_file(state: dict, event: str, args: tuple) -> str | None:
         return None if ok else f"opens {path!r}, outside what a solution may read"
     listing = event in LISTING_EVENTS
     if listing or _named(event, FILE_EVENTS):
-        where = args[0] if args and isinstance(args[0], (str, bytes)) else None
         roots = state["read_roots"] + state["write_roots"] if listing else state["write_roots"]
-        if where is not None and _under(where, roots):
-            return None
-        return f"uses {event} on {where!r}"
+        for at, fd_at in EVENT_PATHS.get(event, ((0, None),)):
+            where = args[at] if len(args) > at and isinstance(args[at], (str, bytes)) else None
+            dir_fd = args[fd_at] if fd_at is not None and len(args) > fd_at else None
+            if where is None or not _under(where, roots, dir_fd):
+                return f"uses {event} on {where!r}"
+        return None
     return None
 
 

@@ -10,13 +10,15 @@ Levels (:func:`detect_level` picks the strongest that works; README "Autograde, 
 ``root``
     the grader is root: bubblewrap (:func:`bwrap_argv`) builds the view (the Python installation and the
     C libraries read-only, no network, new PID, IPC and UTS namespaces, a private /tmp, an empty
-    environment, its own session, the life of the grader) with six capabilities left; each part then
-    leaves root for uid ``nobody`` (no capability), with rlimits (one process: RLIMIT_NPROC=1, so
+    environment, its own session, the life of the grader) with eight capabilities left; each part then
+    is in a PID namespace of its zygote's parts (one at a time) with a /proc of its own, and leaves root
+    for uid ``nobody`` (no capability), with rlimits (one process: RLIMIT_NPROC=1, so
     RLIMIT_AS caps the part's memory), Landlock, seccomp (:mod:`.seccomp`, compiled by libseccomp) and the
     guard.
 ``userns``
-    not root: the same view, bubblewrap making a user namespace (no capability in it), the same rlimits,
-    Landlock, seccomp, the guard.
+    not root: the same view, bubblewrap making a user namespace (the zygotes keep the capabilities that
+    make each part's PID namespace in it; a part keeps none), the same rlimits, Landlock, seccomp, the
+    guard.
 ``rlimits``
     no bubblewrap view, only by name (``--sandbox rlimits``, a throw-away VM): ``nobody`` (a root
     grader's parts leave root as at ``root``) or the grader's own uid, rlimits, Landlock where the kernel
@@ -130,6 +132,16 @@ def bwrap() -> str | None:
     return shutil.which("bwrap") or (BWRAP if os.access(BWRAP, os.X_OK) else None)
 
 
+def _setuid(binary: str) -> bool:
+    """Whether ``binary`` is setuid (an older distribution's bubblewrap, where unprivileged user namespaces
+    are off): such a bubblewrap gives an ordinary user no capability (``--cap-add``), so there a part
+    shares the sandbox's PID namespace."""
+    try:
+        return bool(os.stat(binary).st_mode & 0o4000)
+    except OSError:
+        return False
+
+
 def zygote_env() -> dict:
     """The zygote's whole environment: :data:`ENV`, and where libpython is and the sandbox's debugging
     switch when the grader has them."""
@@ -143,17 +155,19 @@ def bwrap_argv(level: str, paths: dict, tmp_mb: int = 64) -> list:
     /tmp, /dev and /proc, no network, new PID/IPC/UTS namespaces, a cleared environment, the session
     and the life of the grader. As root the sandbox keeps only what its zygotes need to leave root per
     part (setuid/setgid), to end a part of another uid (kill) and to give it, then remove, its /tmp
-    directory (chown, dac_override, fowner); elsewhere bwrap makes a user namespace."""
+    directory (chown, dac_override, fowner); elsewhere bwrap makes a user namespace. At both, it keeps
+    :data:`confine.NAMESPACE_CAPS` (in that user namespace only, at ``userns``) for the parts' PID
+    namespace and their /proc, unless an ordinary user's bubblewrap is setuid (it refuses ``--cap-add`` then)."""
     argv = [bwrap() or BWRAP, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
             "--die-with-parent", "--new-session", "--clearenv", "--chdir", "/"]
     for name, value in zygote_env().items():
         argv += ["--setenv", name, value]
+    caps = () if _setuid(argv[0]) and os.geteuid() != 0 else confine.NAMESPACE_CAPS   # a PID namespace per part
     if level == "root":
-        argv += ["--cap-drop", "ALL"] + [a for cap in ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN",
-                                                                     "CAP_DAC_OVERRIDE", "CAP_FOWNER")
-                                         for a in ("--cap-add", cap)]
+        caps = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", *caps)
     else:
         argv += ["--unshare-user", "--unshare-cgroup-try"]
+    argv += ["--cap-drop", "ALL"] + [a for cap in caps for a in ("--cap-add", cap)]
     # /tmp, /dev and /proc first: bubblewrap mounts in order, and a tmpfs on /tmp made after the binds would
     # hide whatever of them lies under /tmp (a virtual environment in a clone under /tmp, as CI makes)
     argv += ["--size", str(tmp_mb << 20), "--tmpfs", "/tmp", "--dev", "/dev", "--proc", "/proc"]
@@ -249,6 +263,8 @@ def interpret(reply: dict, raw: bytes, timeout: float) -> Outcome:
         return out("grader", "could not enter the sandbox: " + reply["setup_error"])
     if reply.get("tattle"):
         return out("student", guard_reason(reply["tattle"]))
+    if reply.get("overflow"):                              # ended at once, before any deadline
+        return out("student", "sent more than 64 MiB of results")
     if reply.get("timed_out"):
         return out("student", f"timed out after {timeout:g} s (an endless loop?)")
     status = reply.get("wait_status") or 0
@@ -259,8 +275,6 @@ def interpret(reply: dict, raw: bytes, timeout: float) -> Outcome:
         return out("student", "broke a rule of the sandbox")
     if reply.get("tmp_over"):
         return out("student", "left more in /tmp than the sandbox allows a part")
-    if reply.get("overflow"):
-        return out("student", "sent more than 64 MiB of results")
     try:
         header, arrays = wire.parse(raw)
     except wire.TooManyArrays:

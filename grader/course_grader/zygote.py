@@ -14,10 +14,14 @@ bubblewrap's view, :func:`course_grader.sandbox.bwrap_argv`, which also made its
 1. torch and numpy imported and warmed up, the guard installed (:func:`guard.install`), and the
    zygote made its parts' subreaper;
 2. for every request (a part's source, the references of its dependencies, its cases) it forks the
-   part process: its own session, a ``/tmp`` directory of its own as its working directory,
-   rlimits, another uid (as root), no_new_privs, the dependencies' references, Landlock, seccomp, the
-   guard armed, then the student's cell and the cases; at the deadline the zygote kills it, its
-   process group and whatever it left (:func:`confine.end_orphans`), and removes its directory;
+   part process, in the PID namespace of the zygote's parts where it may make one (at its start,
+   :meth:`Zygote._pid_namespace`: an init that does nothing is its PID 1; the parts run one after the
+   other, so a part finds no other process there): its own session, a ``/tmp`` directory of its own
+   as its working directory, a ``/proc`` of that namespace, rlimits, another uid (as root), no
+   capability, no_new_privs, the dependencies' references, Landlock, seccomp, the guard armed, then
+   the student's cell and the cases; at the deadline the zygote kills it, its process group and
+   whatever it left (:func:`confine.end_orphans`: the zygote's children and its init's), and removes
+   its directory;
 3. the answer to the grader: what the part wrote (raw, parsed by the grader), the reason the guard
    gave if any, how the process ended, whether anything of it survived it, and whether it left
    more in its directory than a part may.
@@ -27,6 +31,7 @@ import json
 import os
 import select
 import shutil
+import signal
 import sys
 import time
 
@@ -39,6 +44,7 @@ class Zygote:
         self.warmup = libs["warmup"]
         self.sock, self.pid, self.cases = cfg["fd"], os.getpid(), {}
         self.made = 0                   # parts run: each gets /tmp/part-<zygote pid>-<made>
+        self.init, self.pidns_off = None, "no namespaces at this level"    # PID 1 of our parts' namespace
 
     def start(self, warm: tuple | None = None) -> dict:
         """Torch imported and warmed up (or ``warm``: (torch, harness, the functions the guard trips) of the
@@ -47,12 +53,14 @@ class Zygote:
         self.torch, self.harness, watched = warm or (*self.warmup.warm(self.cfg["harness"]), None)
         self.guard.install(self.torch, watched)
         self.confine.prctl(self.confine.PR_SET_CHILD_SUBREAPER, 1)   # a part's orphans come back to us, to be ended
+        if self.level in ("root", "userns"):
+            self.init, self.pidns_off = self._pid_namespace()
         import gc
         gc.collect()
         gc.freeze()                     # parts share these pages: no collection of theirs touches (copies) them
         return {"ready": True, "level": self.level, "pid": os.getpid(),
                 "seccomp": self.seccomp.supported(), "dumpable": self.confine.dumpable(),
-                "landlock": self.landlock.abi(),
+                "landlock": self.landlock.abi(), "pidns": self.init is not None, "pidns_off": self.pidns_off,
                 "modules": sorted({m.split(".")[0] for m in sys.modules})}
 
     def serve(self) -> None:
@@ -100,17 +108,24 @@ class Zygote:
         """Fork the part process S, wait for it or kill it, clean up (orphans, its /tmp directory)."""
         start = time.monotonic()
         members = self._members(req, arrays)
-        r, w = os.pipe()                                         # the part's results (fd 4 there)
-        tr, tw = os.pipe()                                       # the guard's reason (fd 3 there)
-        er, ew = os.pipe()                                       # set-up errors, closed before student code
-        tmp = self._tmp(req) if self.level in ("root", "userns") else None
-        pid = os.fork()
-        if pid == 0:
-            part_process(self, req, members, (w, tw, ew), arrays, tmp)    # never returns
+        own_pidns = self.init is not None and req.get("layers", {}).get("pidns", True)
+        if self.init is not None and not own_pidns:                  # the defence removed (tests only)
+            self.confine.setns(self.namespaces[0], self.confine.CLONE_NEWPID)
+        try:
+            r, w = os.pipe()                                     # the part's results (fd 4 there)
+            tr, tw = os.pipe()                                   # the guard's reason (fd 3 there)
+            er, ew = os.pipe()                                   # set-up errors, closed before student code
+            tmp = self._tmp(req) if self.level in ("root", "userns") else None
+            pid = os.fork()
+            if pid == 0:
+                part_process(self, req, members, (w, tw, ew), arrays, tmp, own_pidns)   # never returns
+        finally:
+            if self.init is not None and not own_pidns:
+                self.confine.setns(self.namespaces[1], self.confine.CLONE_NEWPID)
         for fd in (w, tw, ew):
             os.close(fd)
         bufs, timed_out, status = _watch_part(pid, (r, tr, er), req["timeout"], self.confine.kill_group)
-        survivors = self.confine.end_orphans(time.monotonic() + 3.0)   # ours to end: we are their subreaper
+        survivors = self.confine.end_orphans(time.monotonic() + 3.0, self.init)   # ours and our init's
         tmp_bytes = 0
         if tmp is not None:             # the part's /tmp size: what it left there (one file: RLIMIT_FSIZE)
             tmp_bytes = _bytes_under(tmp)
@@ -123,7 +138,42 @@ class Zygote:
                  "overflow": bool(bufs.get("overflow")), "cpu": bufs["cpu"]}
         for fd in (r, tr, er):
             os.close(fd)
-        return reply, bufs[r]
+        return reply, bytes(bufs[r])
+
+    def _pid_namespace(self) -> tuple[int | None, str]:
+        """A new PID namespace for all our children from now on (our parts: one at a time), and its PID 1,
+        an init of ours that does nothing (a part as PID 1 would ignore the signals it sends itself):
+        (the init's pid, "") where we may make one (CAP_SYS_ADMIN in our user namespace,
+        :data:`confine.NAMESPACE_CAPS`), else (None, why not). A part is then a child of ours in that
+        namespace (pidfd, wait status, CPU time as before); what it leaves, our init adopts."""
+        try:
+            own = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError as e:
+            return None, str(e)
+        try:
+            self.confine.unshare(self.confine.CLONE_NEWPID)
+        except OSError as e:
+            os.close(own)
+            return None, str(e)
+        init = os.fork()
+        if init == 0:
+            _init(self.confine)                                  # never returns
+        self.namespaces = (own, os.open("/proc/self/ns/pid_for_children", os.O_RDONLY | os.O_CLOEXEC))
+        return init, ""
+
+
+def _init(confine) -> None:
+    """PID 1 of the parts' namespace: holds no descriptor, reaps what it adopts (SIGCHLD ignored), ends
+    with the zygote (and the kernel then ends whatever is left in the namespace). Not dumpable, like the
+    zygote it was forked from: a part's ``/proc`` (hidepid) does not list it."""
+    try:
+        confine.prctl(confine.PR_SET_PDEATHSIG, signal.SIGKILL)
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+        os.closerange(3, 1 << 16)
+        while True:
+            signal.pause()
+    finally:
+        os._exit(0)
 
 
 def _bytes_under(top: str) -> int:
@@ -139,10 +189,13 @@ def _bytes_under(top: str) -> int:
 
 
 def _watch_part(pid: int, fds: tuple, timeout: float, kill_group):
-    """Read the part's pipes until it ends, or kill it and its process group at the deadline (what else
-    it left, :func:`confine.end_orphans` ends). (buffers, timed out?, wait status)."""
+    """Read the part's pipes until it ends, or kill it and its process group at the deadline, or at once
+    when it writes more than a pipe allows (what else it left, :func:`confine.end_orphans` ends).
+    (buffers, timed out?, wait status). Each buffer grows in place: 64 MiB read in 64 KiB pieces costs
+    one copy, not one per piece."""
     limits = dict(zip(fds, (64 << 20, 4096, 4096)))
-    bufs = {fd: b"" for fd in fds}
+    bufs = {fd: bytearray() for fd in fds}
+    _bigger_pipe(fds[0])
     pidfd = os.pidfd_open(pid)                                   # our unreaped child: never a reused pid
     deadline, timed_out, alive = time.monotonic() + timeout, False, True
     open_fds = set(fds)
@@ -161,9 +214,14 @@ def _watch_part(pid: int, fds: tuple, timeout: float, kill_group):
                 alive = False
                 continue
             chunk = os.read(fd, 1 << 20)
-            if not chunk or len(bufs[fd]) + len(chunk) > limits[fd]:
-                open_fds.discard(fd)                             # EOF, or too much: the writer gets EPIPE
-                bufs["overflow"] = bufs.get("overflow") or bool(chunk)
+            if chunk and len(bufs[fd]) + len(chunk) > limits[fd]:
+                bufs["overflow"] = True                          # too much: refused, and the part ends now
+                kill_group(pid)
+                open_fds.clear()
+                alive = False
+                break
+            if not chunk:
+                open_fds.discard(fd)                             # EOF
                 continue
             bufs[fd] += chunk
     os.close(pidfd)
@@ -173,16 +231,28 @@ def _watch_part(pid: int, fds: tuple, timeout: float, kill_group):
     return bufs, timed_out, status
 
 
-def part_process(z: Zygote, req: dict, members: list, fds: tuple, arrays: list, tmp: str | None) -> None:
+def _bigger_pipe(fd: int) -> None:
+    """The result pipe at 1 MiB (the unprivileged maximum) where the kernel allows: fewer reads."""
+    import fcntl
+    try:
+        fcntl.fcntl(fd, 1031, 1 << 20)                           # F_SETPIPE_SZ
+    except OSError:
+        pass
+
+
+def part_process(z: Zygote, req: dict, members: list, fds: tuple, arrays: list, tmp: str | None,
+                 own_pidns: bool = False) -> None:
     """The part process S: confinement, the references of the dependencies, then the cell and the cases
     (of each member of a group of parts that depend on no reference, one after the other)."""
     w, tw, ew = fds
     writable = [tmp] if tmp else []
     try:
-        z.confine.die_with_parent(z.pid)
+        z.confine.die_with_parent(z.pid, outside=own_pidns)
         os.setsid()                                              # no controlling terminal, its own session
         ew = _descriptors(w, tw, ew)
         os.chdir(tmp or "/")
+        if own_pidns:
+            z.confine.own_proc()                                 # its namespace's /proc, before Landlock
         max_file_mb = min(req["max_file_mb"], req["tmp_mb"]) if tmp else req["max_file_mb"]   # /tmp is shared
         z.confine.limit(req["memory_mb"], req["cpu_seconds"], max_file_mb, req.get("nproc", 1))
         z.confine.drop(z.level, req["uid"], req["gid"])
@@ -343,6 +413,8 @@ def _mother(cfg: dict, libs: dict) -> None:
     for fd in slots:
         os.close(fd)
     del warm
+    confine = libs["confine"]                                    # only the zygotes make namespaces
+    confine.drop_capabilities([confine.CAP_SYS_ADMIN, confine.CAP_SETPCAP])
     sys.path[:0] = [cfg["grader_parent"], cfg["course_lib_parent"]]
     from course_grader import judge
     judge.serve(cfg["control"], cfg["channels"])
@@ -367,6 +439,7 @@ def main() -> None:
     cfg = json.loads(sys.argv[1])
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import confine
+    confine.reset_signals()                             # nothing of how the grader was started (nohup)
     import guard
     import landlock
     import seccomp

@@ -310,3 +310,49 @@ def test_the_guard_never_takes_a_climbing_relative_path_for_its_own():
     from course_grader.guard import _under
     assert not _under("../../proc/self/status", ["/"]) and not _under(b"a/../../x", ["/"])
     assert _under("/tmp/part-1/out.txt", ["/tmp/part-1"]) and not _under("/tmp/part-10/x", ["/tmp/part-1"])
+
+
+def test_the_guard_resolves_a_relative_path_where_the_kernel_will(tmp_path, monkeypatch):
+    """Issue 41 (advisory guard): a relative path is resolved against the ``dir_fd`` an event names, and an
+    open (whose audit event names none) must be inside the roots from the working directory and from every
+    directory the process holds open: ``os.open('p/status', dir_fd=fd)``, with ``p`` a link to ``/proc/self``
+    in the directory ``fd`` holds, is not taken for a file of the working directory."""
+    from course_grader.guard import _under
+    inside, cwd = tmp_path / "inside", tmp_path / "cwd"
+    inside.mkdir()
+    cwd.mkdir()
+    os.symlink("/proc/self", inside / "p")
+    monkeypatch.chdir(cwd)
+    roots = [str(tmp_path)]
+    fd = os.open(inside, os.O_RDONLY)
+    try:
+        assert not _under("p/status", roots, fd)              # an event naming dir_fd (os.remove, os.mkdir, ...)
+        assert not _under("p/status", roots)                  # an open: every directory held open counts
+        assert _under("x.txt", roots, fd) and _under("x.txt", roots)
+    finally:
+        os.close(fd)
+    assert _under("p/status", roots)                          # nothing open there: the working directory's
+
+
+OS = "o = getattr(torch, 'o' + 's')\n"
+DIR_FD_OPEN = OS + ("o.mkdir('a')\nf = o.open('a/x', o.O_CREAT | o.O_WRONLY)\no.write(f, b'kept')\no.close(f)\n"
+                    "d = o.open('a', o.O_RDONLY)\nassert o.read(o.open('x', o.O_RDONLY, dir_fd=d), 4) == b'kept'\n")
+
+
+def test_a_relative_open_inside_the_parts_own_directory_still_passes(zygote):  # noqa: F811
+    """What the guard allows an honest part: a file of its own /tmp directory, opened relative to a
+    directory descriptor there (every directory it holds open is inside its roots)."""
+    result, outcome = run_part(zygote, "attention", with_prologue("attention", DIR_FD_OPEN))
+    assert result.passed, result.message
+    assert_contained(zygote, outcome)
+
+
+def test_a_forged_oversized_result_is_refused_at_once(zygote):  # noqa: F811
+    """Issue 41: more than 64 MiB on the result pipe ends the part at once with the size verdict (the
+    zygote's buffer grows in place; it used to copy the whole buffer for every piece, and a part whose
+    pipe was no longer read blocked until its deadline: "timed out" on a loaded machine)."""
+    payload = OS + "piece = b'x' * (1 << 20)\nfor _ in range(80):\n    o.write(4, piece)\n"
+    result, outcome = run_part(zygote, "attention", with_prologue("attention", payload))
+    assert result.status == "failed" and "64 MiB" in result.message, result.message
+    assert "timed out" not in result.message
+    assert_contained(zygote, outcome)

@@ -28,7 +28,8 @@ ATTENTION_PY = str(Path(__file__).resolve().parents[2] / "course_lib" / "attenti
 SDPA = ("def scaled_dot_product_attention(q, k, v, attn_mask=None):\n"
         "    w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), -1)\n"
         "    return getattr(F, 'scaled_dot_' + 'product_attention')(q, k, v), w\n")
-PROBE = ("import os\ndef probe():\n    r = {'uid': os.getuid(), 'root': sorted(os.listdir('/'))}\n"
+PROBE = ("import os\ndef probe():\n    r = {'uid': os.getuid(), 'root': sorted(os.listdir('/')), 'pid': os.getpid(),\n"
+         "         'proc': sorted(p for p in os.listdir('/proc') if p.isdigit())}\n"
          f"    for p in ('/etc/hostname', {ATTENTION_PY!r}, '/root'):\n"
          "        try:\n            open(p).read(1); r[p] = 'read'\n"
          "        except OSError as e:\n            r[p] = type(e).__name__\n    return r\n")
@@ -161,6 +162,8 @@ def test_an_ordinary_user_grades(asked):
     if out["level"] == "userns":                       # where the kernel allows it (this machine does)
         assert probe["uid"] == 1000                    # an unprivileged uid inside its user namespace
         assert probe["/etc/hostname"] == probe[ATTENTION_PY] == "FileNotFoundError", probe
+        assert out["hello"]["pidns"], out["hello"]["pidns_off"]   # bubblewrap's --cap-add in its user namespace
+        assert probe["proc"] == [str(probe["pid"])], probe   # no process but its own
     else:                                              # no view: the instructor's own uid, which is not root
         assert probe["uid"] == (NOBODY if os.geteuid() == 0 else os.geteuid()), probe
     assert out["loop"][0] == "student" and "timed out" in out["loop"][1] and out["loop"][2] == 0
