@@ -49,7 +49,9 @@ def test_an_overrun_or_a_dead_worker_costs_only_its_student(tmp_path):
         error = warning
 
     log = Log()
-    grader = ClassGrader(sandbox.detect_level(), sandbox.SandboxOptions(timeout=60.0), jobs=2, student_timeout=2.0)
+    # student_timeout 10 s: an honest student takes well under one here, but took over 2 s (the old limit)
+    # on a machine with a load of 8, and lost the part as an overrun
+    grader = ClassGrader(sandbox.detect_level(), sandbox.SandboxOptions(timeout=60.0), jobs=2, student_timeout=10.0)
     try:
         grader.prepare(hidden_seeds(SOURCE_NB))
         results, invalid = grader.grade(jobs, str(root), log=log, record=record)

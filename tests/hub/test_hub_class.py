@@ -179,7 +179,9 @@ def run_class(demo, tmp_path, timings: dict, shots: list) -> None:
     # 3. The instructor collects and grades: as their own user (the non-root level), then as root (the
     #    README's `sudo env "PATH=$PATH" ...`), handing what root wrote back to them.
     t = time.monotonic()
-    demo.nbgrader("collect", ASSIGNMENT)
+    # docs/jupyterhub.md step 3: the server-side collect, never plain `nbgrader collect` (issue 41)
+    demo.run_as(demo.instructor, [str(demo.env / "bin" / "python"), "-m", "course_grader", "collect", ASSIGNMENT],
+                cwd=demo.course_dir())
     for student in demo.students:
         collected = course / "submitted" / student / ASSIGNMENT / NOTEBOOK
         assert collected.exists(), f"{student}'s submission not collected"
