@@ -193,3 +193,13 @@ def test_fuzz_exchange_layouts_copy_only_the_students_own_regular_files(tmp_path
             assert path.read_text().startswith("own"), path
     after = outside.stat()
     assert (after.st_mtime, after.st_size) == (before.st_mtime, before.st_size) and outside.read_text() == SECRET
+
+
+def test_without_no_follow_the_fuzzer_finds_a_classmates_notebook_copied(tmp_path_factory, monkeypatch):
+    """The fuzzer can fail: with files opened without ``O_NOFOLLOW``, a link in the student's folder brings
+    the file it points at into the staging folder, and the fuzzer's check says so."""
+    check = test_fuzz_exchange_layouts_copy_only_the_students_own_regular_files.hypothesis.inner_test
+    check(tmp_path_factory, layout=[(0, "x.ipynb", "link_out")])          # defended: passes
+    monkeypatch.setattr(files_in, "_FILE", files_in._FILE & ~os.O_NOFOLLOW)
+    with pytest.raises(AssertionError, match="x.ipynb"):
+        check(tmp_path_factory, layout=[(0, "x.ipynb", "link_out")])

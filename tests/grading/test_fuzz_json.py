@@ -100,3 +100,21 @@ def test_fuzz_a_notebook_is_read_or_refused_never_a_crash(tmp_path_factory, cell
     assert (got is None) != (why is None)
     if why is not None:
         assert isinstance(why, str) and "\x1b" not in why
+
+
+def test_without_the_limits_the_fuzzers_cases_stop_the_report(tmp_path, monkeypatch):
+    """The fuzzer can fail: with the record parsed by plain ``json.loads`` and read by a plain ``open``,
+    the red-team record raises out of ``hints_of`` (it stopped the class report) and a link brings a
+    classmate's record."""
+    deep = tmp_path / "deep" / "hints.json"
+    deep.parent.mkdir()
+    deep.write_text("[" * 200_000 + "]" * 200_000)
+    link = tmp_path / "link" / "hints.json"
+    link.parent.mkdir()
+    (tmp_path / "theirs.json").write_text(json.dumps({"attention": 2}))
+    link.symlink_to(tmp_path / "theirs.json")
+    monkeypatch.setattr(json_in, "loads", lambda data, limit: json.loads(data))
+    with pytest.raises(RecursionError):
+        hints_of(deep)
+    monkeypatch.setattr("course_grader.files_in.read_file", lambda path, root, limit: open(path, "rb").read())
+    assert hints_of(link) == {"attention": 2}

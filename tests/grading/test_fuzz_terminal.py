@@ -40,11 +40,11 @@ def _emit(name: str, log: logging.Logger) -> None:
     sys.stderr.write(name + "\n")
 
 
-@fuzz(150)
-@given(name=NAMES)
-def test_fuzz_no_control_byte_reaches_a_stream_or_a_log_file(name, tmp_path_factory):
+def _through_the_grader(name: str, folder, install=terminal_out.install) -> dict[str, str]:
+    """What reaches the terminal, stdout and a log file when ``name`` goes the ways of nbgrader's and
+    traitlets' code, with ``install`` (the filter) called first."""
     terminal, out = io.StringIO(), io.StringIO()
-    log_file = tmp_path_factory.mktemp("log") / "grader.log"
+    log_file = folder / "grader.log"
     saved = sys.stdout, sys.stderr, logging.getLogRecordFactory()
     sys.stdout, sys.stderr = out, terminal
     log = logging.getLogger("NbGraderApp.fuzz")
@@ -55,7 +55,7 @@ def test_fuzz_no_control_byte_reaches_a_stream_or_a_log_file(name, tmp_path_fact
     log.setLevel(logging.INFO)
     log.propagate = False
     try:
-        terminal_out.install()
+        install()
         _emit(name, log)
         logging.getLogger("traitlets").warning("Config option %s not recognized", name)
     finally:
@@ -64,10 +64,24 @@ def test_fuzz_no_control_byte_reaches_a_stream_or_a_log_file(name, tmp_path_fact
         to_file.close()
         sys.stdout, sys.stderr = saved[0], saved[1]
         logging.setLogRecordFactory(saved[2])
-    for where, text in (("terminal", terminal.getvalue()), ("stdout", out.getvalue()),
-                        ("log file", log_file.read_text(encoding="utf-8"))):
+    return {"terminal": terminal.getvalue(), "stdout": out.getvalue(),
+            "log file": log_file.read_text(encoding="utf-8")}
+
+
+@fuzz(150)
+@given(name=NAMES)
+def test_fuzz_no_control_byte_reaches_a_stream_or_a_log_file(name, tmp_path_factory):
+    seen = _through_the_grader(name, tmp_path_factory.mktemp("log"))
+    for where, text in seen.items():
         assert CONTROL.search(text) is None, (where, text)
-    assert terminal_out.escape(name) in terminal.getvalue()          # shown, escaped, not dropped
+    assert terminal_out.escape(name) in seen["terminal"]          # shown, escaped, not dropped
+
+
+def test_without_the_filter_the_red_team_names_reach_every_stream(tmp_path):
+    """The fuzzer can fail: with the filter not installed, the red-team case's window-title and
+    clear-screen sequences reach the terminal, stdout and the log file."""
+    seen = _through_the_grader("\x1b]0;pwned\x07\x1b[2J\x1b[H", tmp_path, install=lambda: None)
+    assert all(CONTROL.search(text) for text in seen.values()), seen
 
 
 def test_escape_keeps_newlines_and_tabs_and_shows_the_rest():
