@@ -687,15 +687,18 @@ def compare(submissions: dict[str, dict[str, str]], skeleton: dict[str, str] | N
         for g, who in enumerate(reps):
             for h in mine[who[0]].hashes:
                 holders[h].append(g)
+        common = released.get(part, frozenset())
+
+        def evidence(a: frozenset, b: frozenset, common=common) -> bool:
+            return shares_comments(a, b, common)
         for g, who in enumerate(reps):
             pr = mine[who[0]]
             found = [Match(who[0], part, label, containment(pr, hashes), pr.coverage) for label, hashes in public[part]]
             small = pr.coverage < SMALL and not is_prose(part)   # the code alone is no evidence (shares_comments)
-            if small:
-                index = defaultdict(list)                          # a comment -> the members of the kind with it
-                for s in who:
-                    for c in said(s, part) - released.get(part, frozenset()):
-                        index[c].append(s)
+            index = defaultdict(list)                              # a comment -> the members of the kind with it
+            for s in who if small and len(who) > 1 else ():
+                for c in said(s, part) - common:
+                    index[c].append(s)
             best = None
             if len(who) == 1 and not any(m.flagged for m in found):
                 shared = Counter(o for h in pr.hashes for o in holders[h][:HOLDERS_COUNTED] if o != g)
@@ -705,31 +708,23 @@ def compare(submissions: dict[str, dict[str, str]], skeleton: dict[str, str] | N
                     if best is None or score > best.score:
                         best = Match(who[0], part, reps[other][0], score, min(pr.coverage, theirs.coverage))
             for s in who:
-                mine_said = said(s, part) if small else frozenset()
                 listed = [Match(s, part, m.other, m.score, m.size, evidence=not small or m.other != MODEL or
-                                shares_comments(mine_said, model_said.get(part, frozenset()),
-                                                released.get(part, frozenset())))
+                                evidence(said(s, part), model_said.get(part, frozenset())))
                           for m in found]
                 matches += listed
                 if any(m.flagged for m in listed):   # listed against the public solution, not in pairs too
                     continue
-                if len(who) > 1:                     # the same cell as another student's
-                    others = [o for o in who if o != s]
-                    if small:                        # one that shares comments with s, if any does
-                        near = {o for c in mine_said for o in index.get(c, ()) if o != s}
-                        other = next((o for o in others if o in near and
-                                      shares_comments(mine_said, said(o, part), released.get(part, frozenset()))),
-                                     others[0])
-                    else:
-                        other = others[0]
+                if len(who) > 1:     # the same cell as another's; a small one: one that shares comments, if any
+                    near = {o for c in said(s, part) - common for o in index.get(c, ()) if o != s} if small else ()
+                    other = next((o for o in who if o in near and evidence(said(s, part), said(o, part))),
+                                 who[1] if s == who[0] else who[0])
                     pair = Match(s, part, other, 1.0, pr.coverage)
                 elif best is not None:
                     pair = Match(s, part, best.other, best.score, best.size)
                 else:
                     continue
                 if pair.size < SMALL and not is_prose(part):   # the smaller of the two cells decides
-                    pair.evidence = shares_comments(said(s, part), said(pair.other, part),
-                                                    released.get(part, frozenset()))
+                    pair.evidence = evidence(said(s, part), said(pair.other, part))
                 matches.append(pair)
         _count_sharing([m for m in matches if m.part == part])
     return matches
