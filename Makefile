@@ -154,6 +154,7 @@ bench: $(DEV_STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) benchmarks/autograde_speed.py
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) benchmarks/grader_start_and_exit.py
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) benchmarks/class_report.py
+	$(PY) benchmarks/similarity_limits.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis screenshots .a11y

@@ -129,8 +129,7 @@ def test_a_forged_result_header_shows_no_text(zygote):  # noqa: F811
 
 def test_a_result_of_many_arrays_is_refused_at_once(zygote):  # noqa: F811
     """Issue 30 item 7: a forged result of 200,000 small arrays (last round's 1M stalled the judge for
-    59 s) is refused before any array is read, in well under a second of the grader's time."""
-    import time
+    59 s) is refused before any array is read (counted, not timed: benchmarks time the grader)."""
     forge = ("o = getattr(torch, 'o' + 's')\nimport json, struct\n"
              "h = json.dumps({'part': 'feed_forward', 'cell_error': None, 'cases': [{'error': None, 'keys': ['out'] "
              "* 40000}] * 6, 'arrays': 240000}).encode()\n"
@@ -138,18 +137,24 @@ def test_a_result_of_many_arrays_is_refused_at_once(zygote):  # noqa: F811
              "a = struct.pack('>Q', len(d) + 10) + len(d).to_bytes(2, 'big') + d + bytes(8)\n"
              "o.write(4, struct.pack('>Q', len(h)) + h)\n"
              "[o.write(4, a * 1000) for _ in range(240)]\no._exit(0)\n")
-    start = time.monotonic()
-    result, outcome = run_part(zygote, "feed_forward", with_prologue("feed_forward", forge), layers={"guard": False})
+    from course_grader import wire
+    loaded = []
+    load_array = wire.load_array
+    wire.load_array = lambda frame: loaded.append(1) or load_array(frame)
+    try:
+        result, outcome = run_part(zygote, "feed_forward", with_prologue("feed_forward", forge),
+                                   layers={"guard": False})
+    finally:
+        wire.load_array = load_array
     assert result.status == "failed" and "more results than its cases have outputs" in result.message, result
-    assert time.monotonic() - start - outcome.seconds < 1.0
+    assert f"sent more than {wire.MAX_RESULT_ARRAYS} arrays" in outcome.failure, outcome.failure
+    assert loaded == []                                     # refused before any array was read
     assert_contained(zygote, outcome)
 
 
 def test_the_judge_refuses_more_arrays_than_outputs_and_reads_by_index():
     """The judge's side: more arrays than the case has outputs is refused; 4,000 arrays are not read
-    one ``pop(0)`` at a time (linear, well under a second)."""
-    import time
-
+    one ``pop(0)`` at a time: each is read once, by index, and none when the result is refused."""
     import numpy as np
 
     from attack_kit import CASES, WANTS
@@ -162,9 +167,19 @@ def test_the_judge_refuses_more_arrays_than_outputs_and_reads_by_index():
     result = runner.judge("feed_forward", cases, wants, sandbox.Outcome("ok", header, arrays))
     assert result.status == "failed" and "more results" in result.message
     many = {"cell_error": None, "cases": [{"error": None, "keys": ["out"] * 4000}] + [{"error": None}] * 5}
-    start = time.monotonic()
-    result = runner.judge("feed_forward", cases, wants, sandbox.Outcome("ok", many, (np.zeros(1),) * 4000))
-    assert result.status == "failed" and time.monotonic() - start < 0.5
+
+    class Counted(tuple):
+        read = 0
+
+        def __getitem__(self, i):
+            Counted.read += 1
+            return tuple.__getitem__(self, i)
+    result = runner.judge("feed_forward", cases, wants, sandbox.Outcome("ok", many, Counted((np.zeros(1),) * 4000)))
+    assert result.status == "failed" and "more results" in result.message and Counted.read == 0
+    fine = {"cell_error": None, "cases": [{"error": None, "keys": k} for k in keys]}
+    arrays = Counted(np.zeros(1) for k in keys for _ in k)
+    runner.judge("feed_forward", cases, wants, sandbox.Outcome("ok", fine, arrays))   # zeros: fails its 1st case
+    assert Counted.read == len(keys[0])                     # the 1st case's arrays, each read once, by index
 
 
 def test_each_judging_has_a_deadline(monkeypatch):
@@ -181,7 +196,7 @@ def test_each_judging_has_a_deadline(monkeypatch):
     start = time.monotonic()
     got = judge.verdict_in_time({"part": "encoder", "header": {}}, [], {"encoder": []}, {"encoder": []}, seconds=0.5)
     assert got["status"] == "failed" and "took longer than 0.5 s" in got["message"]
-    assert time.monotonic() - start < 2.0
+    assert time.monotonic() - start < 30.0                  # the judging itself never ends
     monkeypatch.undo()
     got = judge.verdict_in_time({"part": "nope", "header": {}}, [], {}, {}, seconds=0.5)
     assert got["status"] == "error"                          # the next judging runs as usual

@@ -352,7 +352,7 @@ def test_a_grandchild_does_not_outlive_the_timeout(zygote):  # noqa: F811
     start = time.monotonic()
     outcome = zygote.run(header, arrays)
     assert outcome.status == "student" and ("timed out" in outcome.failure or not VIEW)
-    assert time.monotonic() - start < 8
+    assert time.monotonic() - start < 60                     # the part itself never ends
     assert outcome.survivors == 0
     assert processes_of(PART_UID, zygote.proc.pid) == []
     assert_contained(zygote, outcome)

@@ -64,7 +64,7 @@ def test_sigterm_ends_everything_at_once(course, tmp_path):
     proc, started = _start(course, tmp_path / "log")
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=15) == 128 + signal.SIGTERM
-    deadline = time.monotonic() + 3
+    deadline = time.monotonic() + 15
     while _alive(started) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _alive(started) == [], (tmp_path / "log").read_text()[-2000:]
@@ -75,7 +75,7 @@ def test_sigkill_takes_the_slots_along(course, tmp_path):
     proc, started = _start(course, tmp_path / "log")
     proc.kill()
     proc.wait()
-    deadline = time.monotonic() + 3
+    deadline = time.monotonic() + 15
     while _alive(started) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _alive(started) == []                            # parent-death signals: no slot outlives it
