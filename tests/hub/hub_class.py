@@ -595,6 +595,9 @@ def _remove_leftover_account(name: str) -> None:
     subprocess.run(["userdel", "--remove", name], capture_output=True, text=True)
     if Path(pw.pw_dir).exists() and Path(pw.pw_dir).stat().st_uid == pw.pw_uid:
         shutil.rmtree(pw.pw_dir, ignore_errors=True)
+    cache = Path(tempfile.gettempdir()) / f"torchinductor_{name}"      # torch's cache, made by the account's kernels
+    if cache.is_dir() and not cache.is_symlink() and cache.stat().st_uid == pw.pw_uid:
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 def main() -> int:
