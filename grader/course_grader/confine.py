@@ -88,9 +88,15 @@ def drop_capabilities(caps=None) -> None:
     this process may: CAP_SETPCAP), the ambient set, and the effective, permitted and inheritable sets."""
     drop = range(64) if caps is None else caps
     _drop_bounding(drop)
-    if caps is None:
+    _drop_sets(drop, clear_ambient=caps is None)
+
+
+def _drop_sets(caps, clear_ambient: bool) -> None:
+    """Drop ``caps`` from the effective, permitted and inheritable sets (which drops them from the ambient
+    set), and every ambient capability with ``clear_ambient``; the bounding set is :func:`_drop_bounding`'s."""
+    if clear_ambient:
         _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)   # EINVAL before Linux 4.3: none then
-    mask = sum(1 << c for c in drop)
+    mask = sum(1 << c for c in caps)
     _capset({k: v & ~mask for k, v in capabilities().items()})  # lowering these clears the ambient ones
 
 
@@ -133,7 +139,7 @@ def drop(level: str, uid: int, gid: int) -> None:
         os.setresuid(uid, uid, uid)
         if 0 in os.getresuid():
             raise RuntimeError("could not drop root")
-    drop_capabilities()
+    _drop_sets(range(64), clear_ambient=True)      # the bounding set is empty already (CAP_SETPCAP is gone now)
     if any(capabilities().values()):
         raise RuntimeError(f"could not drop every capability: {capabilities()}")
     prctl(PR_SET_NO_NEW_PRIVS, 1)
