@@ -118,8 +118,8 @@ hub-demo: $(DEV_STAMP) sandbox-deps hub-deps
 
 # nbgrader calls alembic from PATH: the venv's bin comes first. Two workers (pytest-xdist) by default:
 # much of the suite waits on browsers, kernels and the hub, so two share a 2-core machine well (22
-# minutes where one took 33; three took 22 too). Each worker takes whole modules (--dist loadscope: a module's fixtures
-# are made once), the longest first (tests/conftest.py). TEST_JOBS=0 runs them in one process.
+# minutes where one took 33; three took 22 too). Each worker takes whole modules (--dist loadscope:
+# a module's fixtures are made once), the longest first (tests/conftest.py). TEST_JOBS=0: one process.
 TEST_JOBS ?= 2
 test: $(DEV_STAMP) browser-deps sandbox-deps hub-deps a11y-deps
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest -p no:cacheprovider -n $(TEST_JOBS) --dist loadscope \

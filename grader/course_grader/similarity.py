@@ -688,9 +688,6 @@ def compare(submissions: dict[str, dict[str, str]], skeleton: dict[str, str] | N
             for h in mine[who[0]].hashes:
                 holders[h].append(g)
         common = released.get(part, frozenset())
-
-        def evidence(a: frozenset, b: frozenset, common=common) -> bool:
-            return shares_comments(a, b, common)
         for g, who in enumerate(reps):
             pr = mine[who[0]]
             found = [Match(who[0], part, label, containment(pr, hashes), pr.coverage) for label, hashes in public[part]]
@@ -709,14 +706,15 @@ def compare(submissions: dict[str, dict[str, str]], skeleton: dict[str, str] | N
                         best = Match(who[0], part, reps[other][0], score, min(pr.coverage, theirs.coverage))
             for s in who:
                 listed = [Match(s, part, m.other, m.score, m.size, evidence=not small or m.other != MODEL or
-                                evidence(said(s, part), model_said.get(part, frozenset())))
+                                shares_comments(said(s, part), model_said.get(part, frozenset()), common))
                           for m in found]
                 matches += listed
                 if any(m.flagged for m in listed):   # listed against the public solution, not in pairs too
                     continue
                 if len(who) > 1:     # the same cell as another's; a small one: one that shares comments, if any
                     near = {o for c in said(s, part) - common for o in index.get(c, ()) if o != s} if small else ()
-                    other = next((o for o in who if o in near and evidence(said(s, part), said(o, part))),
+                    other = next((o for o in who
+                                  if o in near and shares_comments(said(s, part), said(o, part), common)),
                                  who[1] if s == who[0] else who[0])
                     pair = Match(s, part, other, 1.0, pr.coverage)
                 elif best is not None:
@@ -724,7 +722,7 @@ def compare(submissions: dict[str, dict[str, str]], skeleton: dict[str, str] | N
                 else:
                     continue
                 if pair.size < SMALL and not is_prose(part):   # the smaller of the two cells decides
-                    pair.evidence = evidence(said(s, part), said(pair.other, part))
+                    pair.evidence = shares_comments(said(s, part), said(pair.other, part), common)
                 matches.append(pair)
         _count_sharing([m for m in matches if m.part == part])
     return matches
