@@ -16,7 +16,9 @@ redistributes none of them. Nothing is downloaded.
 * :func:`load_articles`: the headlines of the 2,225 articles, their topics and files, sorted by file;
 * :func:`load_corpus`: the same from a folder of your own in the same layout (``<topic>/<name>.txt``, the
   first line the headline, the rest the body), for a course that runs 08 and 09 on another corpus;
-* :func:`balanced_split`: a seeded split with the same number of distinct headlines per topic;
+* :func:`article_groups`: the articles that are one story (the same headline, the same body, or half the
+  8-word shingles of one standing in the other), so that a split puts a whole story on one side;
+* :func:`balanced_split`: a seeded split with the same number of distinct stories per topic;
 * :func:`sentence_features`: MiniLM's mean-pooled sentence embeddings, in batches sorted by length;
 * :func:`occlusion`: how much a model's probability moves when each word is left out;
 * :func:`cross_validate`: choose a model's setting (a penalty, a smoothing) on the training split alone.
@@ -24,6 +26,7 @@ redistributes none of them. Nothing is downloaded.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import re
 from collections.abc import Callable, Sequence
@@ -39,7 +42,8 @@ TOPICS = ("business", "entertainment", "politics", "sport", "tech")
 _FOLDERS = {"business": "business", "entertainment": "entertainment", "politics": "politics",
             "sport": "sports", "tech": "tech"}          # the package names the sport folder "sports"
 
-__all__ = ["TOPICS", "data_dir", "read_article", "Articles", "load_articles", "load_corpus", "balanced_split",
+__all__ = ["TOPICS", "data_dir", "read_article", "Articles", "load_articles", "load_corpus", "article_groups",
+           "balanced_split",
            "sentence_features", "occlusion", "article_sentences", "cross_validate"]
 
 
@@ -123,27 +127,79 @@ def load_corpus(root: str | Path, topics: Sequence[str] | None = None) -> Articl
     return Articles(headline, topic, file, root)
 
 
+def _body_words(data: Articles, i: int) -> list[str]:
+    root = data_dir() if data.root is None else data.root
+    body = (read_article(root / data.file[i]).split("\n", 1) + [""])[1]
+    return re.findall(r"[a-z0-9]+", body.lower())
+
+
+def article_groups(data: Articles, shingle: int = 8, overlap: float = 0.5) -> list[int]:
+    """For each article, the index of the first article of its *story*: ``groups[i] == groups[j]`` when
+    articles ``i`` and ``j`` are joined by a chain of pairs that share the headline, or the body's words, or
+    whose bodies are near duplicates: at least ``overlap`` of the ``shingle``-word runs of the shorter body
+    also stand in the other (Broder's resemblance of shingles, 1997). The BBC set holds the same article
+    under two headlines, and rewritten versions of one story: a split by headline alone puts such a story
+    on both sides."""
+    return list(_groups(tuple(data.headline), tuple(data.file), data.root, shingle, overlap))
+
+
+@functools.lru_cache(maxsize=4)
+def _groups(headline: tuple, file: tuple, root, shingle: int, overlap: float) -> tuple:
+    check_int("shingle", shingle, low=1)
+    data = Articles(list(headline), [""] * len(file), list(file), root)
+    parent = list(range(len(data)))
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    def join(i, j):
+        a, b = find(i), find(j)
+        parent[max(a, b)] = min(a, b)
+
+    first: dict = {}
+    shingles, where = [], {}
+    for i in range(len(data)):
+        words = _body_words(data, i)
+        for key in (("headline", data.headline[i]), ("body", " ".join(words))):
+            join(i, first.setdefault(key, i))
+        runs = {hash(tuple(words[k:k + shingle])) for k in range(max(len(words) - shingle + 1, 1))}
+        shingles.append(runs)
+        for run in runs:
+            where.setdefault(run, []).append(i)
+    for i, runs in enumerate(shingles):
+        shared: dict[int, int] = {}
+        for run in runs:
+            for j in where[run]:
+                if j < i:
+                    shared[j] = shared.get(j, 0) + 1
+        for j, n in shared.items():
+            if n >= overlap * min(len(runs), len(shingles[j])):
+                join(i, j)
+    return tuple(find(i) for i in range(len(data)))
+
+
 def balanced_split(data: Articles, train_per_topic: int, test_per_topic: int, seed: int = 0):
     """Index lists ``(train, test)``: from each topic, ``train_per_topic`` articles for training and
     ``test_per_topic`` others for testing, drawn with ``torch.Generator().manual_seed(seed)``.
 
-    The data set holds some articles twice (2,225 files, 2,096 distinct headlines): only the first
-    article of each headline can be drawn, so no headline is both trained and tested on. Both lists
-    are sorted.
+    The data set holds some stories more than once (2,225 files, 2,096 distinct headlines, and some bodies
+    under two headlines or rewritten): only the first article of each story (:func:`article_groups`) can be
+    drawn, so no story is both trained and tested on. Both lists are sorted.
     """
     check_int("train_per_topic", train_per_topic, low=1)
     check_int("test_per_topic", test_per_topic, low=1)
     generator = torch.Generator().manual_seed(seed)
-    first = {}
-    for i, h in enumerate(data.headline):
-        first.setdefault(h, i)
-    distinct = sorted(first.values())
+    groups = article_groups(data)
+    distinct = [i for i, g in enumerate(groups) if g == i]
     train, test = [], []
     for name in sorted(set(data.topic)):
         group = [i for i in distinct if data.topic[i] == name]
         if train_per_topic + test_per_topic > len(group):
             raise CourseValueError(f"train_per_topic + test_per_topic: expected at most {len(group)} "
-                                   f"(the distinct headlines of {name}), got {train_per_topic + test_per_topic}")
+                                   f"(the distinct stories of {name}), got {train_per_topic + test_per_topic}")
         order = torch.randperm(len(group), generator=generator).tolist()
         train += [group[j] for j in order[:train_per_topic]]
         test += [group[j] for j in order[train_per_topic:train_per_topic + test_per_topic]]

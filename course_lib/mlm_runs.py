@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import time
 from dataclasses import dataclass, field
 from importlib import resources
@@ -28,7 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .capstone import article_sentences, balanced_split, data_dir, load_articles, read_article
+from .capstone import article_groups, article_sentences, balanced_split, load_articles
 from .encoder import Encoder
 from .errors import CourseValueError, check_int
 from .tokenizer import PAD_ID, UNK_ID, WordTokenizer
@@ -66,30 +65,24 @@ class MLMData:
     stats: dict = field(default_factory=dict)
 
 
-def _body(path) -> str:
-    text = read_article(path).split("\n", 1)[1]
-    return re.sub(r"\s+", " ", text).strip().lower()
-
-
 def mlm_data(split_seed: int = 0, vocab: int = CONFIG["vocab"], max_len: int = CONFIG["max_len"],
              sentences_per_article: int = CONFIG["sentences_per_article"]) -> MLMData:
     """The BBC News sentences, cleaned before they are split.
 
-    1. Articles with the same body (white space and case aside) are one article: the first of them.
-    2. The held-out articles are those of lecture 08's test split (``balanced_split(..., 60, 60, split_seed)``),
-       each replaced by its group's first article; every other first article is for training.
+    1. Articles that tell one story (:func:`~course_lib.capstone.article_groups`: the same headline, the same
+       body, or bodies that share half their 8-word runs) are one article: the first of them.
+    2. The held-out articles are those of lecture 08's test split (``balanced_split(..., 60, 60, split_seed)``,
+       which draws only first articles); the first article of every other story is for training.
     3. The first ``sentences_per_article`` sentences of each article; a sentence that repeats is kept once,
        and a held-out sentence that also stands among the training sentences is dropped.
     4. A vocabulary of the ``vocab`` most frequent training words (with ``<pad>``, ``<unk>``, ``<mask>``);
        sentences are cut to ``max_len`` tokens.
     """
     data = load_articles()
-    root = data_dir()
-    first: dict[str, int] = {}
-    group = [first.setdefault(_body(root / name), i) for i, name in enumerate(data.file)]
-    _, test_index = balanced_split(data, train_per_topic=60, test_per_topic=60, seed=split_seed)
-    held_out = sorted({group[i] for i in test_index})
-    train_index = [i for i in sorted(first.values()) if i not in set(held_out)]
+    group = article_groups(data)
+    _, held_out = balanced_split(data, train_per_topic=60, test_per_topic=60, seed=split_seed)
+    test_groups = {group[i] for i in held_out}
+    train_index = [i for i, g in enumerate(group) if g == i and g not in test_groups]
 
     def sentences(index):
         return [s for i in index for s in article_sentences(data, [i])[:sentences_per_article]]
@@ -101,7 +94,7 @@ def mlm_data(split_seed: int = 0, vocab: int = CONFIG["vocab"], max_len: int = C
     tokenizer = mlm_vocab(train_text, min_freq=1, max_size=vocab)
     train, test = encode_texts(tokenizer, train_text, max_len), encode_texts(tokenizer, test_text, max_len)
     real = test != PAD_ID
-    stats = dict(articles=len(data), distinct_bodies=len(first), train_articles=len(train_index),
+    stats = dict(articles=len(data), distinct_stories=len(set(group)), train_articles=len(train_index),
                  test_articles=len(held_out), train_sentences=len(train_text),
                  repeated_train_sentences=len(train_all) - len(train_text), test_sentences=len(test_text),
                  test_sentences_seen_in_training=len(dict.fromkeys(test_all)) - len(test_text),

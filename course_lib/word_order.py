@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .capstone import balanced_split, load_articles
+from .capstone import article_groups, balanced_split, load_articles
 from .encoder import Encoder
 from .tokenizer import PAD_ID, WordTokenizer
 
@@ -35,13 +35,15 @@ def _shuffled(ids: list[int], generator: torch.Generator) -> list[int] | None:
 
 def order_pairs(max_len: int = 12, split_seed: int = 0, seed: int = 0, vocab: int = 200):
     """``(tokenizer, (train_x, train_y), (test_x, test_y))``: every distinct headline (lecture 08's test
-    headlines held out) as it is (label 1) and shuffled (label 0), ids ``(2N, max_len)``, the two versions of
-    a headline side by side. The vocabulary is the ``vocab`` most frequent words of the training headlines."""
+    headlines held out, with every headline of their stories: :func:`~course_lib.capstone.article_groups`) as
+    it is (label 1) and shuffled (label 0), ids ``(2N, max_len)``, the two versions of a headline side by side.
+    The vocabulary is the ``vocab`` most frequent words of the training headlines."""
     data = load_articles()
+    group = article_groups(data)
     _, test_index = balanced_split(data, train_per_topic=60, test_per_topic=60, seed=split_seed)
-    held = {data.headline[i] for i in test_index}
-    train_text = sorted({h for h in data.headline if h not in held})
-    test_text = sorted(held)
+    test_groups = {group[i] for i in test_index}
+    test_text = sorted({data.headline[i] for i in test_index})
+    train_text = sorted({h for h, g in zip(data.headline, group) if g not in test_groups} - set(test_text))
     tokenizer = WordTokenizer.from_texts(train_text, max_size=vocab)
     generator = torch.Generator().manual_seed(seed)
 
