@@ -11,41 +11,58 @@ from ..tokenizer import PAD_ID, UNK_ID
 from ..training import IGNORE, MASK_ID
 from . import attempt, check, choice, failed, number, passed, todo, unanswered
 
-__all__ = ["check_mask_tokens", "check_guess_by_position", "check_lr_factor", "check_first_loss",
+__all__ = ["check_mask_tokens", "check_count_neighbours", "check_lr_factor", "check_first_loss",
            "check_why_keep_some", "check_no_positions_accuracy", "check_my_change", "check_shuffled_without_positions"]
+
+
+def _mask_case(vocab_size: int, rows: int, seed: int) -> torch.Tensor:
+    generator = torch.Generator().manual_seed(seed)
+    tokens = torch.randint(3, vocab_size, (rows, 50), generator=generator)        # (B, T)
+    lengths = torch.randint(10, 51, (rows,), generator=generator)
+    tokens[torch.arange(50) >= lengths[:, None]] = PAD_ID                          # padding at the end
+    tokens[:, 3] = UNK_ID                                                          # an unknown word per row
+    return tokens
+
+
+def _masked_pair(got, tokens: torch.Tensor) -> str | None:
+    """What is wrong with the form of mask_tokens' result, or None."""
+    if not isinstance(got, tuple) or len(got) != 2:
+        return f"expected a pair (inputs, labels), got {type(got).__name__}"
+    if not all(isinstance(t, torch.Tensor) and t.shape == tokens.shape for t in got):
+        return f"inputs and labels should be tensors of the tokens' shape {tuple(tokens.shape)}"
+    return None
 
 
 @check
 def check_mask_tokens(mask_tokens) -> bool:
-    """Write: BERT's masking, 15 % of the real tokens picked, then 80 % ``<mask>``, 10 % random, 10 % kept."""
-    where = "pick 15 % of the real tokens; of those 80 % <mask>, 10 % a random word, 10 % unchanged"
+    """Write: BERT's masking, 15 % of the real tokens picked, then 80 % ``<mask>``, 10 % random, 10 % kept.
+    Each message says what the result shows; section 2 holds the recipe."""
+    where = "section 2"
     vocab_size = 500
-    generator = torch.Generator().manual_seed(0)
-    tokens = torch.randint(3, vocab_size, (400, 50), generator=generator)          # (B, T)
-    lengths = torch.randint(10, 51, (400,), generator=generator)
-    tokens[torch.arange(50) >= lengths[:, None]] = PAD_ID                          # padding at the end
-    tokens[:, 3] = UNK_ID                                                          # an unknown word per row
+    tokens = _mask_case(vocab_size, 400, 0)
     ok, got = attempt(mask_tokens, tokens.clone(), vocab_size, torch.Generator().manual_seed(1), where=where)
     if not ok:
         return False
-    if not isinstance(got, tuple) or len(got) != 2:
-        return failed(f"expected a pair (inputs, labels), got {type(got).__name__}", where)
+    if (wrong := _masked_pair(got, tokens)) is not None:
+        return failed(wrong, where)
     inputs, labels = got
-    if not all(isinstance(t, torch.Tensor) and t.shape == tokens.shape for t in got):
-        return failed(f"inputs and labels should be tensors of the tokens' shape {tuple(tokens.shape)}", where)
     picked = labels != IGNORE
     real = (tokens != PAD_ID) & (tokens != UNK_ID)
+    if picked[real].double().mean() > 0.5:
+        return failed(f"labels carry a word at {100 * picked[real].double().mean():.0f} % of the real positions: "
+                      "the loss would be taken where nothing is hidden", "which positions should keep IGNORE?")
     if (picked & (tokens == PAD_ID)).any():
-        return failed("a padding position was picked as a target", "pick only where tokens != PAD_ID")
+        return failed("a padding position was picked as a target", "print tokens and labels of one short row")
     if (picked & (tokens == UNK_ID)).any():
         return failed("an <unk> was picked as a target: the model cannot learn to say <unk>'s word",
-                      "pick only known words")
+                      "print labels where tokens == UNK_ID")
     if not picked.any():
         return failed("no position was picked: every label is IGNORE", where)
     if not torch.equal(labels[picked], tokens[picked]):
-        return failed("at a picked position the label should be the original token", "labels")
+        return failed("at a picked position the label is not the original token", "compare labels and tokens there")
     if not torch.equal(inputs[~picked], tokens[~picked]):
-        return failed("a token that was not picked was changed in inputs", "only picked tokens change")
+        return failed("a token that was not picked was changed in inputs", "compare inputs and tokens where "
+                      "labels == IGNORE")
     share = picked.sum().item() / real.sum().item()
     if abs(share - 0.15) > 0.02:
         return failed(f"{100 * share:.0f} % of the real tokens were picked, expected about 15 %", where)
@@ -56,19 +73,34 @@ def check_mask_tokens(mask_tokens) -> bool:
         return failed(f"{100 * masked:.0f} % of the picked tokens became <mask>, expected about 80 %", where)
     if abs(kept - 0.1) > 0.04 or abs(other - 0.1) > 0.04:
         return failed(f"of the picked tokens {100 * kept:.0f} % stayed and {100 * other:.0f} % became another "
-                      "word, expected about 10 % each", "the 80/10/10 rule")
+                      "word, expected about 10 % each", where)
     changed = inputs[picked & (inputs != tokens) & (inputs != MASK_ID)]
-    if (changed < 3).any() or (changed >= vocab_size).any():
-        return failed("a random replacement is a special token or outside the vocabulary",
-                      "draw random words from [3, vocab_size)")
+    if (changed >= vocab_size).any():
+        return failed("a random replacement is outside the vocabulary", "print the largest id in inputs")
+    # a vocabulary of one real word: any other replacement is a special token
+    few = _mask_case(4, 1000, 2)
+    ok, got = attempt(mask_tokens, few.clone(), 4, torch.Generator().manual_seed(3), where=where)
+    if not ok:
+        return False
+    if (wrong := _masked_pair(got, few)) is not None:
+        return failed(wrong, where)
+    shown, hidden = got[0][got[1] != IGNORE], got[1] != IGNORE
+    if (shown < MASK_ID).any():
+        return failed("with vocab_size = 4 a random replacement was <pad> or <unk>: replacements should be "
+                      "real words", "print torch.unique(inputs[labels != IGNORE])")
+    if (shown == MASK_ID).double().mean() > 0.83:
+        return failed(f"with vocab_size = 4, {100 * float((shown == MASK_ID).double().mean()):.0f} % of the picked "
+                      "tokens are <mask> (expected 80 %): some random replacements are <mask> itself",
+                      "print torch.unique(inputs[labels != IGNORE])")
     return passed(f"{picked.sum().item()} of {real.sum().item()} real tokens picked ({100 * share:.1f} %): "
-                  f"{100 * masked:.0f} % <mask>, {100 * other:.0f} % random, {100 * kept:.0f} % unchanged")
+                  f"{100 * masked:.0f} % <mask>, {100 * other:.0f} % random real words, {100 * kept:.0f} % "
+                  f"unchanged; with a one-word vocabulary, {int(hidden.sum())} picked and no special token drawn")
 
 
 @check
 def check_lr_factor(my_lr_factor) -> bool:
     """Write: the learning rate's factor, a linear warm-up times a linear decay to zero."""
-    where = "a ramp min(1, (step + 1) / warmup), 1 when warmup is 0, times the decay 1 - step / total"
+    where = "section 5's f(s): print yours for a few steps beside the printed expectation"
     cases = [(s, w, n) for w, n in ((100, 1500), (10, 40)) for s in (0, 1, w // 2, w - 2, w - 1, w, n // 2, n - 1)]
     cases += [(s, 0, n) for n in (1500, 40) for s in (0, 1, n // 2, n - 1)]
     for step, warmup, total in cases:
@@ -82,13 +114,13 @@ def check_lr_factor(my_lr_factor) -> bool:
             return failed(f"expected a number, got {type(got).__name__}", "return a float")
         if step == 0 and warmup > 0 and got == 0:
             return failed("the first step (step 0) gets a learning rate of 0: it learns nothing",
-                          "count steps from 1 in the ramp: step + 1")
+                          "print yours at steps 0, 1 and warmup - 1")
         if warmup == 0 and got != expected:
             return failed(f"with warmup = 0, step {step} of {total}: got {got!r}, expected {expected:.6g}",
-                          "no warm-up means no ramp, but the same decay")
+                          "print yours for warmup = 0 at steps 0 and total // 2")
         if math.isclose(got, min(1.0, (step + 1) / warmup), rel_tol=1e-9):
-            return failed(f"step {step} of {total}: the factor is the ramp alone, {got:.4g}, expected {expected:.4g}",
-                          "every arm decays towards 0 at the last step, warm-up or not")
+            return failed(f"step {step} of {total}: got {got:.4g}, the ramp's value, expected {expected:.4g}: "
+                          "after the warm-up yours stays at 1", "print yours at steps total // 2 and total - 1")
         return failed(f"step {step}, warmup {warmup}, total {total}: got {got!r}, expected {expected:.6g}", where)
     return passed(f"the factor climbs to {lr_factor(99, 100, 1500):.3f} at step 99 of 1,500, then falls in a "
                   "straight line; without warm-up it starts at 1 and falls the same way")
@@ -128,43 +160,52 @@ def check_shuffled_without_positions(answer) -> bool:
        "equivariant, so a masked word is predicted from a bag of words", where="lecture 05, section 1")
 
 
-def _guess_by_position(train: torch.Tensor) -> torch.Tensor:
-    """The reference: at each position, the most frequent known word (lowest id on a tie)."""
-    out = []
-    for t in range(train.shape[1]):
-        column = train[:, t]
-        out.append(torch.bincount(column[column > UNK_ID]).argmax())
-    return torch.stack(out)
-
-
 @check
-def check_guess_by_position(guess_by_position) -> bool:
-    """Write: the baseline that learns nothing but counts, the most frequent known word at each position."""
-    where = "for each position: count the known words (not <pad>, not <unk>) in that column, take the most frequent"
+def check_count_neighbours(count_neighbours) -> bool:
+    """Write: the counts behind the neighbour rule, ``(left, right)`` tables of shape ``(V + 1, V)``."""
+    from ..mlm_runs import neighbour_counts
+
+    where = "section 3"
     generator = torch.Generator().manual_seed(0)
-    train = torch.randint(3, 40, (300, 7), generator=generator)                   # (N, T) ids
-    train[:, 0] = torch.where(torch.rand(300, generator=generator) < 0.6, 5, train[:, 0])      # "the" starts most
-    train[torch.rand(train.shape, generator=generator) < 0.5] = UNK_ID           # <unk> is the commonest id
-    lengths = torch.randint(2, 8, (300,), generator=generator)
-    train[torch.arange(7) >= lengths[:, None]] = PAD_ID                           # padding in the late columns
-    ok, got = attempt(guess_by_position, train.clone(), where=where)
+    vocab_size = 12
+    train = torch.randint(3, vocab_size, (200, 7), generator=generator)           # (N, T) ids
+    train[torch.rand(train.shape, generator=generator) < 0.2] = UNK_ID
+    train[torch.rand(train.shape, generator=generator) < 0.05] = MASK_ID
+    lengths = torch.randint(2, 8, (200,), generator=generator)
+    train[torch.arange(7) >= lengths[:, None]] = PAD_ID                           # padding at the end
+    ok, got = attempt(count_neighbours, train.clone(), vocab_size, where=where)
     if not ok:
         return False
-    expected = _guess_by_position(train)
-    if not isinstance(got, torch.Tensor) or got.shape != expected.shape:
-        shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
-        return failed(f"expected one guess per position, a tensor of shape {tuple(expected.shape)}, got {shape}",
-                      "one column of train per position")
-    if torch.equal(got.long(), expected):
-        return passed(f"one guess per position: word {int(expected[0])} at the first, where the sentences "
-                      "start alike; the columns differ, and your guess follows them")
-    if (got == PAD_ID).any() or (got == UNK_ID).any():
-        return failed("a guess is <pad> or <unk>: those are counted but never a hidden word", where)
-    if (got == got[0]).all() and not (expected == expected[0]).all():
-        return failed("every position gets the same guess: the counts were taken over all positions at once",
-                      "count each column on its own")
-    bad = int((got.long() != expected).nonzero()[0, 0])
-    return failed(f"at position {bad} the guess is {int(got[bad])}, expected {int(expected[bad])}", where)
+    left, right = neighbour_counts(train, vocab_size)
+    if not isinstance(got, tuple) or len(got) != 2 or not all(isinstance(t, torch.Tensor) for t in got):
+        return failed(f"expected a pair of tensors (left, right), got {type(got).__name__}", where)
+    shapes = [tuple(t.shape) for t in got]
+    if shapes != [tuple(left.shape)] * 2:
+        return failed(f"the tables have shapes {shapes}, expected {tuple(left.shape)} each: one row per context "
+                      "word and one for the sentence's edge, one column per word", "print the shapes")
+    mine = [t.double() for t in got]
+    if torch.equal(mine[0], left) and torch.equal(mine[1], right):
+        return passed(f"{int(left.sum())} words counted with the word before them and the word after them; "
+                      f"{int(left[vocab_size].sum())} sentences start at the edge row")
+    if torch.equal(mine[0], right) and torch.equal(mine[1], left):
+        return failed("the two tables are swapped: yours counts the word after first",
+                      "print left[c] for a c you know stands before a word")
+    for name, t in (("left", mine[0]), ("right", mine[1])):
+        if t[:, :MASK_ID + 1].any():
+            return failed(f"{name} counts <pad>, <unk> or <mask> as a word that follows a context: those are "
+                          "never a hidden word", f"print {name}[:, :3].sum()")
+    if mine[0].sum() != left.sum():
+        return failed(f"left counts {int(mine[0].sum())} words, expected {int(left.sum())} (one per known word)",
+                      "print the number of known words in train")
+    if not torch.equal(mine[0][vocab_size], left[vocab_size]):
+        return failed(f"the edge row (index {vocab_size}) of left is wrong: a sentence's first word follows the "
+                      "edge", f"print left[{vocab_size}] and the first column of train")
+    if not torch.equal(mine[1][vocab_size], right[vocab_size]):
+        return failed("the edge row of right is wrong: a sentence's last word, before its padding, has the edge "
+                      "after it", "print right[vocab_size] and the last real word of a short row")
+    c, w = (mine[0] != left).nonzero()[0].tolist() if not torch.equal(mine[0], left) else \
+        (mine[1] != right).nonzero()[0].tolist()
+    return failed(f"the count of word {w} next to context {c} differs from the expected one", where)
 
 
 @check
@@ -208,19 +249,23 @@ def check_my_change(my_change, runs: dict, data, heldout, frequent, device="cpu"
     curves = torch.tensor([r["curve"] for r in main.values()])
     steps = [CONFIG["eval_every"] * (i + 1) for i in range(curves.shape[1])]
     fig, ax = plt.subplots(figsize=(8, 4), layout="constrained")
-    ax.fill_between(steps, curves.min(0).values, curves.max(0).values, alpha=0.3, label="the stored runs (3 seeds)")
+    ax.fill_between(steps, curves.min(0).values, curves.max(0).values, alpha=0.3,
+                    label=f"the stored runs ({len(curves)} seeds)")
+    ax.plot(steps, main["0"]["curve"], "--", linewidth=1.5, label="stored seed 0 (the same batches and masks)")
     mine = [config["eval_every"] * (i + 1) for i in range(len(run["curve"]))]
     ax.plot(mine, run["curve"], "k-", linewidth=2, label=f"{name} = {value!r}, seed 0")
     ax.set(xlabel="training step", ylabel="held-out loss at the hidden words")
     ax.legend()
     plt.show()
-    mean, spread, low, high = summary(runs, "pre-LN, warm-up", 0)
-    loss = run["scores"][0]
+    loss, stored = run["scores"][0], main["0"]["scores"][0]
     if not math.isfinite(loss):
         return passed(f"{name} = {value!r}: the loss is not finite, the run diverged")
-    gap = loss - mean
-    verdict = ("better than the stored runs by more than twice their spread" if gap < -2 * spread else
-               "worse than the stored runs by more than twice their spread" if gap > 2 * spread else
-               "within twice the seeds' spread: not visible with one seed")
-    return passed(f"{name} = {value!r}: held-out loss {loss:.2f} against {mean:.2f} ± {spread:.2f} (3 seeds): "
-                  f"{verdict}")
+    _, spread, _, _ = summary(runs, "pre-LN, warm-up", 0)
+    noise = math.sqrt(2) * spread              # how far two runs of one recipe land apart, seed against seed
+    diff = loss - stored
+    verdict = ("the same as stored seed 0: the change changed nothing this run computes" if abs(diff) < 1e-6 else
+               f"better: more than 2 x {noise:.3f} below it" if diff < -2 * noise else
+               f"worse: more than 2 x {noise:.3f} above it" if diff > 2 * noise else
+               f"within 2 x {noise:.3f} of it, what another seed alone could give: not visible with one run")
+    return passed(f"{name} = {value!r}: held-out loss {loss:.3f}, stored seed 0 {stored:.3f} (paired: the same "
+                  f"seed, batches and masks), difference {diff:+.3f}: {verdict}")
