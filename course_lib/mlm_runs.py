@@ -50,7 +50,6 @@ ARMS = {
     "pre-LN, warm-up": dict(),
     "pre-LN, no warm-up": dict(warmup=0),
     "post-LN, warm-up": dict(norm_first=False),
-    "post-LN, no warm-up": dict(norm_first=False, warmup=0),
     "no positions": dict(positional="none"),
     "no residuals": dict(residuals=False),
 }

@@ -129,11 +129,26 @@ def check_lr_factor(my_lr_factor) -> bool:
 @check
 def check_first_loss(prediction, measured: float, vocab_size: int) -> bool:
     """Predict: the untrained model's masked-word loss, before its first step."""
+    where = "section 4: what does an untrained head say about each word?"
+    if not unanswered(prediction):
+        try:
+            got = float(prediction)
+        except (TypeError, ValueError):
+            got = None
+        causes = [(math.log2(vocab_size), "that is log2 V, a loss in bits: PyTorch's cross-entropy takes the "
+                   "natural log"), (math.log10(vocab_size), "that is log10 V: PyTorch's cross-entropy takes the "
+                   "natural log"), (1 / vocab_size, "that is the probability of one word, not the loss, which "
+                   "is minus its log"), (float(vocab_size), "that is the number of words, not the loss, which "
+                   "is the log of it")]
+        for value, cause in causes:
+            if got is not None and math.isclose(got, value, rel_tol=0.02) and \
+                    not math.isclose(value, measured, rel_tol=0.05):
+                return failed(cause, where)
     return number(prediction, measured, f"the untrained loss is {measured:.2f}, close to ln V = "
                   f"ln {vocab_size} = {math.log(vocab_size):.2f}: a uniform guess over the vocabulary",
                   rel_tol=0.05, low="too small: an untrained model is far from sure of the right word",
                   high="too large: what loss does a uniform guess over V words get?",
-                  where="section 4: what does an untrained head say about each word?", name="first_loss")
+                  where=where, name="first_loss")
 
 
 @check
@@ -211,11 +226,19 @@ def check_count_neighbours(count_neighbours) -> bool:
 @check
 def check_no_positions_accuracy(prediction) -> bool:
     """Predict: the held-out accuracy of the word-order classifier that has no positions."""
+    where = "lecture 05, section 1"
+    if not unanswered(prediction) and isinstance(prediction, (int, float)):
+        if prediction == 0:
+            return failed("0 would mean it is wrong on both a headline and its shuffle: but it gives both the same "
+                          "answer, so it is right on one of them", where)
+        if prediction == 1:
+            return failed("1 would need the model to tell a headline from its shuffle: without positions both "
+                          "reach it as the same bag of vectors", where)
     return number(prediction, 0.5, "exactly one half: without positions a headline and its shuffle give the "
                   "encoder the same bag of vectors, so the classifier says the same of both, right for one of them",
                   abs_tol=0.005, low="below one half: could it be wrong on both the headline and its shuffle?",
-                  high="above one half: what differs between a headline and its shuffle, for a model without "
-                  "positions?", where="lecture 05, section 1", name="no_positions_accuracy")
+                  high="above one half: without positions a headline and its shuffle reach the model as the same "
+                  "bag of vectors", where=where, name="no_positions_accuracy")
 
 
 RUN_KEYS = ("d_model", "num_heads", "d_ff", "num_layers", "lr", "warmup", "batch_size", "mask_p")
