@@ -161,6 +161,8 @@ MISTAKES = [
     # the one-bug cases of issue 52, each named by its own mistake id
     ("train_drops_last_batch", [("sub", "reverse_task", "    for x in batches:\n", "    for x in batches[:-1]:\n")],
      {"reverse_task"}),
+    ("train_two_epochs", [("sub", "reverse_task", "    for x in batches:\n", "    for x in batches + batches:\n")],
+     {"reverse_task"}),
     ("encoder_scale_on_sum", [("sub", "encoder", "x = self.embedding(tokens) * math.sqrt(self.d_model) + self.pe[:t]",
                                "x = (self.embedding(tokens) + self.pe[:t]) * math.sqrt(self.d_model)")], {"encoder"}),
     ("encoder_one_layer_shared", [("sub", "encoder",

@@ -122,7 +122,8 @@ EXPECTED_IDS = {
     "encoder_pe_off_by_one_row": "pe_off_by_one_row", "pe_positions_from_one": "pe_off_by_one_row",
     "encoder_final_norm_post_ln": "final_norm_in_post_ln", "train_no_zero_grad": "reverse_no_zero_grad",
     "mha_softmax_overflow": "overflow",
-    "train_drops_last_batch": "reverse_loss_count", "encoder_scale_on_sum": "embedding_scale_on_sum",
+    "train_drops_last_batch": "reverse_loss_count", "train_two_epochs": "reverse_too_many_steps",
+    "encoder_scale_on_sum": "embedding_scale_on_sum",
     "encoder_one_layer_shared": "layers_shared", "mha_projections_without_bias": "bias_missing",
 }
 
