@@ -35,7 +35,8 @@ failed check raises :class:`.checks.PartFailed`, whose ``mistake`` and ``section
 
 Hints
 -----
-``hint("attention")`` (:mod:`.hints`) climbs one rung per call: the symptom, the lecture section, the
-formula or invariant; the climb per part is recorded in ``.hints.json`` next to the notebook, read back
+``hint("attention")`` (:mod:`.hints`) climbs one rung per call: what to print or compare for the failure
+at hand (made from it by :mod:`.probes`: the case's call and shapes, where the outputs differ), the lecture
+section, the formula or invariant; the climb per part is recorded in ``.hints.json`` next to the notebook, read back
 by :func:`.hints.read_record` (``{part: {"rung", "asked", "mistakes": {id: rung}}}``). No grade reads it.
 """

@@ -29,10 +29,11 @@ from ..positional import sinusoidal_positional_encoding
 from .cases import make_cases
 from .harness import ResultError, run_case
 from .hints import forget_failure, hint, record_failure  # noqa: F401 (hint: the notebook imports it from here)
-from .judging import HIDDEN_MESSAGES, judge
+from .judging import HIDDEN_MESSAGES, contract_mistake, expected, judge
 from .mistakes import section_of
 from .parts import DEPENDENCIES, NAMES, NUMBERS
 from .policy import check_source
+from .probes import probe
 
 #: course_lib's reference of each part of the contract (what a checked part's dependencies become)
 REFERENCES = {
@@ -52,10 +53,11 @@ class PartFailed(AssertionError):
     """A part's check failed; shown by IPython as one line (``_render_traceback_``). ``mistake`` is the
     stable id of what failed (``mistakes.IDS``), ``section`` the lecture section that teaches it."""
 
-    def __init__(self, part: str, message: str, mistake: str = "values_differ", section: str | None = None):
+    def __init__(self, part: str, message: str, mistake: str = "values_differ", section: str | None = None,
+                 probe: str = ""):
         self.part, self.mistake, self.section = part, mistake, section
         self.line = f"Part {NUMBERS[part]}: {message}"
-        record_failure(part, mistake, message)
+        record_failure(part, mistake, message, probe)
         if mistake != "not_done":
             self.line += f'  [hint("{part}") for a hint]'
         super().__init__(self.line)
@@ -187,13 +189,19 @@ def check(part: str, candidate, hidden_seed: int | None = None) -> None:
                                        "must compute it explicitly.", "ready_made_attention",
                                  section_of("ready_made_attention")) from None
             except ResultError as e:
-                text = HIDDEN_MESSAGES["wrong_result"] if case.hidden else str(e)
-                raise PartFailed(part, f"{case.label}: {text}", "wrong_result") from None
+                mistake, text = contract_mistake(str(e)) or ("wrong_result", str(e))
+                if case.hidden:
+                    text = HIDDEN_MESSAGES[mistake]
+                raise PartFailed(part, f"{case.label}: {text}", mistake, section_of(mistake, part),
+                                 probe(case, mistake)) from None
             except Exception as e:                                  # noqa: BLE001 (the student's bug)
-                raise PartFailed(part, _raised(part, case, e), "raised") from None
-            verdict = judge(case, outputs)
+                raise PartFailed(part, _raised(part, case, e), "raised", probe=probe(case, "raised",
+                                                                                     error="raised")) from None
+            want = expected(case)
+            verdict = judge(case, outputs, want=want)
             if verdict is not None:
-                raise PartFailed(part, verdict.message, verdict.mistake, verdict.section)
+                raise PartFailed(part, verdict.message, verdict.mistake, verdict.section,
+                                 probe(case, verdict.mistake, outputs, want))
     forget_failure(part)
     kind = "visible" if hidden_seed is None else "hidden"
     passed = f"all {len(cases)} {kind} checks" if len(cases) > 1 else f"the {kind} check"

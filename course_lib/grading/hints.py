@@ -3,7 +3,9 @@
 A failed visible check already says rung 1: what looks wrong and where to look (which case, which
 tensor, which line), never the fix. Asking for a hint about a part climbs its ladder, one rung a call:
 
-1. what to print or compare to see the symptom of the part's last failed check for yourself;
+1. what to print or compare to see the symptom of the part's last failed check for yourself, made from that
+   failure: the failing case's call and shapes, where the outputs differ (which head, query row, positions,
+   rows and columns), then what to print for that symptom (:mod:`.probes`);
 2. the lecture section that teaches it ("02 §4 Why divide by √d_k?", the title read from the notebook);
 3. the formula or the invariant ("softmax (q kᵀ / √d_k) v ...").
 
@@ -75,12 +77,13 @@ PART_RULES = {
                     "zero_grad, backward, step; accuracy = share of positions whose argmax is the reversed token",
 }
 
-#: {part: (mistake id, rung-1 message)} of the last failed check in this kernel (checks.py fills it)
-LAST_FAILURE: dict[str, tuple[str, str]] = {}
+#: {part: (mistake id, the check's message, rung 1)} of the last failed check in this kernel (checks.py fills
+#: it; rung 1 is made from that failure by :func:`.probes.probe`: the case, where it differs, what to print)
+LAST_FAILURE: dict[str, tuple[str, str, str]] = {}
 
 
-def record_failure(part: str, mistake: str, message: str) -> None:
-    LAST_FAILURE[part] = (mistake, message)
+def record_failure(part: str, mistake: str, message: str, probe: str = "") -> None:
+    LAST_FAILURE[part] = (mistake, message, probe)
 
 
 def forget_failure(part: str) -> None:
@@ -145,7 +148,7 @@ def next_rung(part: str) -> tuple[int, str]:
     if failure is None:
         return 0, (f"Part {NUMBERS[part]}: run its test cell first; a hint follows a failed check (and a part "
                    "whose check passes needs none).")
-    mistake, message = failure
+    mistake, _, probe = failure
     record = read_record(_path())
     entry = record.setdefault(part, {"rung": 0, "asked": 0, "mistakes": {}})
     rung = min(RUNGS, entry["mistakes"].get(mistake, 0) + 1)
@@ -154,7 +157,8 @@ def next_rung(part: str) -> tuple[int, str]:
     entry["asked"] += 1
     _write(record)
     if rung == 1:
-        text = f"{probe_of(mistake, part) or PART_PROBES[part]} (ask again for the lecture section that teaches it)"
+        first = probe or probe_of(mistake, part) or PART_PROBES[part]
+        text = f"{first} (ask again for the lecture section that teaches it)"
     elif rung == 2:
         text = (f"read {section_of(mistake, part) or PART_SECTIONS[part]} again (ask once more for the formula or the "
                 "invariant)")

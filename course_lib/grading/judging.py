@@ -11,6 +11,7 @@ fixed text per kind of failure, nothing its outputs choose. :func:`judge_case` g
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
@@ -110,7 +111,27 @@ HIDDEN_MESSAGES = {
     "dropout_in_eval": "after model.eval() the outputs differ from the reference's: dropout must do nothing there.",
     "count_wrong": "the count differs from the number of parameters of the Encoder.",
     "input_modified": "the call changed its input tensor in place.",
+    "bias_missing": "the state_dict lacks biases that the contract's linear layers hold.",
 }
+
+
+_MISSING_KEYS = re.compile(r"the state_dict has no (\[[^\]]*\])")
+
+
+def contract_mistake(error: str) -> tuple[str, str] | None:
+    """(id, message) of a contract message that names its mistake: the state_dict lacks only biases (a linear
+    layer built with ``bias=False``), each key named (the contract fixes them). None otherwise."""
+    found = _MISSING_KEYS.search(str(error))
+    try:
+        keys = ast.literal_eval(found.group(1)) if found else None
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if not (isinstance(keys, list) and keys and all(isinstance(k, str) and k.endswith("bias") for k in keys)):
+        return None
+    more = " and more" if str(error)[found.end():].startswith(" ...") else ""
+    listed = ", ".join(keys) + more
+    return "bias_missing", (f"the state_dict has no {listed}: the test loads a bias into each of those layers, as "
+                            "the contract has one there; look at how the layers are built.")
 
 
 def _verdict(case: Case, mistake: str, message: str) -> Verdict:
@@ -262,6 +283,15 @@ def judge_reverse(case: Case, outputs: dict | None, want: dict | None = None) ->
         return "reverse_no_zero_grad", (f"in {float(stale):.0f} of the optimiser's steps the gradients were not "
                                         "those of that step's batch alone: earlier batches' were still in them. "
                                         "Look at what happens to the gradients between two steps of your loop.")
+    budget, steps = case.kwargs.get("steps"), outputs.get("steps")
+    if budget is not None and steps is not None and steps.shape == () and float(steps) > budget:
+        return "reverse_too_many_steps", (f"your loop took {float(steps):.0f} optimiser steps on {budget} batches; the "
+                                          "part's budget is one step per batch. Look at how often your loop visits "
+                                          "each batch.")
+    if budget is not None and (losses.ndim != 1 or losses.size != budget):
+        return "reverse_loss_count", (f"train_reverser returned {losses.size} losses for {budget} batches; it takes "
+                                      "one optimiser step per batch, every batch once, and returns each step's loss. "
+                                      "Look at which batches your loop visits.")
     right = test.flip(1).numpy()
     accuracy = float((outputs["predicted"] == right).mean())
     before = float((outputs["untrained"] == right).mean())
@@ -313,6 +343,9 @@ _REVERSE_HIDDEN = {
     "reverse_loss_not_falling": "the losses train_reverser returns do not fall from chance.",
     "reverse_accuracy_wrong": "reverse_accuracy does not give the share of reversed tokens predicted.",
     "reverse_no_zero_grad": "the optimiser stepped with gradients that still held earlier batches'.",
+    "reverse_too_many_steps": "the loop took more optimiser steps than it was given batches (one step per batch).",
+    "reverse_loss_count": "train_reverser did not return one loss per batch: it takes one step per batch, every batch "
+                          "once, and returns each step's loss.",
 }
 
 
@@ -332,7 +365,9 @@ def judge(case: Case, outputs: dict | None, error: str | None = None, want: dict
     if error is not None:
         if error.startswith("raised NotImplementedError"):             # the cell as released: no case to name
             return Verdict(case.part, "not_done", NOT_ATTEMPTED, None, case.family, case.hidden)
-        return _verdict(case, "raised" if error.startswith("raised ") else "wrong_result", error)
+        if error.startswith("raised "):
+            return _verdict(case, "raised", error)
+        return _verdict(case, *(contract_mistake(error) or ("wrong_result", error)))
     if case.part == "reverse_task":
         found = judge_reverse(case, outputs, want)
         if found is None:

@@ -446,12 +446,38 @@ def _unscaled_embedding(m: Encoder) -> None:
     m.embedding.weight.data /= math.sqrt(m.d_model)
 
 
+def _scaled_sum(m: Encoder) -> None:
+    """(E + PE) · √d_model: the table scaled with the embedding."""
+    m.pe = m.pe * math.sqrt(m.d_model)
+
+
+def _shared_layers(m: Encoder) -> None:
+    """``[EncoderLayer(...)] * num_layers``: one layer object in every place. Loading the state_dict writes each
+    layer's weights into it in turn, so it computes with the last layer's, num_layers times."""
+    if len(m.layers) < 2:
+        raise LookupError("only for num_layers >= 2")
+    m.layers = nn.ModuleList([m.layers[-1]] * len(m.layers))
+
+
 #: Part 6's mistakes: the input (scale, table, rows), the norms, the padding mask, norm_first
 _ENCODER = [
     Mistake("embedding_unscaled", dict(patch=_unscaled_embedding),
             "the token part of the first layer's input is smaller than the reference's, by a factor that "
             "grows with d_model; look at the line that builds x from the embedding and the table.",
             S["sqrt_d_model"], "x = embedding(tokens) · √d_model + PE[:T]"),
+    Mistake("embedding_scale_on_sum", dict(patch=_scaled_sum),
+            "the token part of the first layer's input is right but the positional part is larger than the "
+            "reference's, by a factor that grows with d_model; look at what the line that builds x multiplies.",
+            S["sqrt_d_model"], "x = embedding(tokens) · √d_model + PE[:T]: the factor is the embedding's alone",
+            "print x - embedding(tokens) · √d_model (the positional part of your first layer's input) next to "
+            "PE[:T] for a short sequence"),
+    Mistake("layers_shared", dict(patch=_shared_layers),
+            "every layer of your stack computes with the same weights, those the test loads into the last "
+            "layer: the layers are one module, with the same parameter objects; look at how the list of "
+            "layers is built.", S["encoder_stack"],
+            "num_layers layers, each its own EncoderLayer with its own parameters",
+            "print [id(layer) for layer in encoder.layers] and len(list(encoder.parameters())) for num_layers = 1 "
+            "and 2"),
     Mistake("no_positions", dict(patch=lambda m: m.pe.zero_()),
             "a token gets the same output wherever it stands; look at the line that builds x.", S["added"],
             "x = embedding(tokens) · √d_model + PE[:T]"),
@@ -589,6 +615,15 @@ FAILURES = {f.id: f for f in [
             "print a parameter's .grad norm just before each optimizer.step() of the first three batches"),
     Failure("reverse_loss_not_falling", S["training_loop"], "the loss starts near ln(vocab_size) and falls; the head "
             "returns logits (no softmax) and every step calls zero_grad, backward and step"),
+    Failure("bias_missing", None, "nn.Linear(n_in, n_out) holds a weight and a bias (bias=True, its default); "
+            "the contract's linear layers each have both, and the test loads both",
+            "print sorted(module.state_dict()) next to the keys the check names"),
+    Failure("reverse_loss_count", S["training_loop"], "one optimiser step per batch, every batch once (in any order): "
+            "train_reverser returns as many losses as it is given batches",
+            "print len(batches), len(losses) and how many times your loop called optimizer.step()"),
+    Failure("reverse_too_many_steps", S["training_loop"], "the budget is one optimiser step per batch given: the "
+            "optimiser's settings, a schedule and the batches' order are yours, the number of steps is not",
+            "count your loop's calls of optimizer.step() (of every optimiser you made) and compare with len(batches)"),
     Failure("reverse_accuracy_wrong", S["order"], "accuracy = the share of positions whose argmax over the "
             "vocabulary is the reversed token, with the model in eval mode"),
     # reported by the sandboxed grader (course_grader), never by the judge itself
@@ -628,11 +663,28 @@ def rule_of(mistake_id: str, part: str | None = None) -> str | None:
     return f.rule if f else None
 
 
+_SCALE_PROBE = ("print the number your scores are divided by next to that case's d_model, num_heads and q.shape[-1], "
+                "and one row of scores before the softmax")
+_MASK_PROBE = ("print the mask of one sequence of that case next to the weights of its first query (one head): "
+               "which keys get weight, and which does the mask mark?")
+#: rung 1 of the mistakes that several parts share, when the mistake has no probe of its own
+SHARED_PROBES = {
+    "attention_unscaled": _SCALE_PROBE, "attention_scaled_by_d_k": _SCALE_PROBE, "scaled_by_d_model": _SCALE_PROBE,
+    "attn_mask_inverted": _MASK_PROBE, "padding_mask_inverted": _MASK_PROBE, "padding_mask_ignored": _MASK_PROBE,
+    "causal_mask": "print the weights of one head of that case as a T_q × T_k table: where are the zeros, and "
+                   "where does the mask put them?",
+    "softmax_wrong_axis": "print weights.sum(-1) and weights.sum(-2) for that case: which one is all ones?",
+    "no_output_projection": "print 'out' just before your forward returns it and the last module it went through",
+}
+
+
 def probe_of(mistake_id: str, part: str | None = None) -> str | None:
     """What to print or compare to see ``mistake_id`` for oneself (rung 1), or None."""
     for p, ms in MISTAKES.items():
         for m in ms:
             if m.id == mistake_id and (part is None or p == part) and m.probe:
                 return m.probe
+    if mistake_id in SHARED_PROBES:
+        return SHARED_PROBES[mistake_id]
     f = FAILURES.get(mistake_id)
     return f.probe if f and f.probe else None

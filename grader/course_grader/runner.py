@@ -295,11 +295,12 @@ CONTRACT_NAMES = frozenset({"bias", "dropout", "dropout1", "dropout2", "embeddin
                             "linear1", "linear2", "norm1", "norm2", "pe", "self_attn", "w_k", "w_o", "w_q", "w_v",
                             "weight"})
 MAX_NAMED_KEYS, MAX_KEY_CHARS = 8, 60
-_EXTRA_KEYS = re.compile(r"(the state_dict has keys the contract does not have: )(\[[^\]]*\])(?:( \.\.\.)?)(?=;| \(|$)")
+_EXTRA_KEYS = re.compile(r"(the state_dict has (?:keys the contract does not have: |no ))(\[[^\]]*\])"
+                         r"(?:( \.\.\.)?)(?=;| \(|$)")
 
 
 def nameable_keys(listed: str, source: str | None) -> str | None:
-    """The extra keys of a contract message as the grader may show them, or None (then masked).
+    """The extra (or missing) keys of a contract message as the grader may show them, or None (then masked).
 
     The part's process had the hidden cases and could spell them out in the names it reports, so a key is
     named only when every dotted component is an identifier spelled in the student's own solution cell

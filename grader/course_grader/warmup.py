@@ -42,11 +42,20 @@ def _warm_up(torch, harness) -> None:
     state = {k: v.clone() for k, v in Tiny().state_dict().items()}
     case = harness.Case("feed_forward", "warm-up", "warm-up", {"x": torch.randn(2, 3, 4)}, {}, state)
     harness.run_case(case, Tiny)
+    # Part 8 trains with torch.optim: the first optimiser imports torch._dynamo (~1 s), once here for the class;
+    # the watch's hooks, a scheduler and clipping, as a student's loop may use them
     model = Tiny()
-    opt = harness.Adam(model.parameters(), lr=0.01)
-    loss = torch.nn.functional.cross_entropy(model(torch.randn(2, 3, 4)).reshape(-1, 4), torch.zeros(6).long())
-    loss.backward()
-    opt.step()
+    watch = harness.TrainingWatch(model.parameters())
+    for opt in (torch.optim.Adam(model.parameters(), lr=0.01), torch.optim.AdamW(model.parameters(), lr=0.01)):
+        schedule = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: 1.0)
+        loss = torch.nn.functional.cross_entropy(model(torch.randn(2, 3, 4)).reshape(-1, 4), torch.zeros(6).long())
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        schedule.step()
+        opt.state_dict()
+    watch.close()
     F = torch.nn.functional
     repr(torch.arange(3.0).sin().cos().exp().log1p()), torch.finfo(torch.float32).min
     F.gelu(torch.ones(2)), F.dropout(torch.ones(2), 0.1, False), torch.ones(2, 2).triu(1).tril()

@@ -158,6 +158,19 @@ MISTAKES = [
     ("mha_softmax_overflow", [("sub", "multi_head_attention", "        weights = torch.softmax(scores, dim=-1)\n",
                                "        e = torch.exp(scores)\n        weights = e / e.sum(dim=-1, keepdim=True)\n")],
      {"multi_head_attention"}),
+    # the one-bug cases of issue 52, each named by its own mistake id
+    ("train_drops_last_batch", [("sub", "reverse_task", "    for x in batches:\n", "    for x in batches[:-1]:\n")],
+     {"reverse_task"}),
+    ("train_two_epochs", [("sub", "reverse_task", "    for x in batches:\n", "    for x in batches + batches:\n")],
+     {"reverse_task"}),
+    ("encoder_scale_on_sum", [("sub", "encoder", "x = self.embedding(tokens) * math.sqrt(self.d_model) + self.pe[:t]",
+                               "x = (self.embedding(tokens) + self.pe[:t]) * math.sqrt(self.d_model)")], {"encoder"}),
+    ("encoder_one_layer_shared", [("sub", "encoder",
+                                   "norm_first) for _ in range(num_layers)]", "norm_first)] * num_layers")],
+     {"encoder"}),
+    ("mha_projections_without_bias", [("sub", "multi_head_attention", f"self.{w} = nn.Linear(d_model, d_model)",
+                                       f"self.{w} = nn.Linear(d_model, d_model, bias=False)")
+                                      for w in ("w_q", "w_k", "w_v", "w_o")], {"multi_head_attention"}),
     ("two_bugs", [("sub", "attention", " / math.sqrt(d_k)", ""),
                   ("sub", "encoder", " * math.sqrt(self.d_model)", "")], {"attention", "encoder"}),
 ]
@@ -207,6 +220,38 @@ HONEST.append(("ffn_alias_sequential", [
      "        self.net = nn.Sequential(self.linear1, nn.ReLU(), self.dropout, self.linear2)\n"),
     ("sub", "feed_forward", "return self.linear2(self.dropout(torch.relu(self.linear1(x))))", "return self.net(x)")],
     set()))
+
+# Part 8 is the student's design (issue 52): the optimiser's settings, a schedule, clipping, another torch.optim
+# optimiser and the batches' order are theirs, one step per batch
+_LOOP_START = "    model.train()\n    losses = []\n    for x in batches:\n"
+HONEST += [
+    ("train_warmup_schedule_clipped", [
+        ("sub", "reverse_task", _LOOP_START,
+         "    model.train()\n    losses = []\n"
+         "    for group in optimizer.param_groups:\n        group[\"lr\"] = 0.02\n"
+         "    warmup = torch.optim.lr_scheduler.LambdaLR(\n"
+         "        optimizer, lambda step: min(1.0, (step + 1) / 5) * (1 - step / len(batches)) + 0.05)\n"
+         "    for x in batches:\n"),
+        ("sub", "reverse_task", "        loss.backward()\n        optimizer.step()\n",
+         "        loss.backward()\n        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)\n"
+         "        optimizer.step()\n        warmup.step()\n")], set()),
+    ("train_own_adamw_shuffled", [
+        ("sub", "reverse_task", _LOOP_START,
+         "    model.train()\n    losses = []\n"
+         "    optimizer = torch.optim.AdamW(model.parameters(), lr=0.01, weight_decay=0.01)\n"
+         "    order = torch.randperm(len(batches), generator=torch.Generator().manual_seed(0)).tolist()\n"
+         "    for x in [batches[i] for i in order]:\n")], set()),
+    ("train_onecycle_state_dict", [
+        ("sub", "reverse_task", _LOOP_START,
+         "    model.train()\n    losses = []\n"
+         "    schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=0.02, total_steps=len(batches))\n"
+         "    start = optimizer.state_dict()\n"
+         "    for x in batches:\n"),
+        ("sub", "reverse_task", "        optimizer.step()\n",
+         "        optimizer.step()\n        schedule.step()\n"),
+        ("sub", "reverse_task", "    return losses\n",
+         "    assert len(start[\"param_groups\"]) == 1\n    return losses\n")], set()),
+]
 
 FAULTS = [
     ("infinite_loop", [("prepend", "attention", "while True:\n    pass\n")], {"attention"}),

@@ -122,6 +122,9 @@ EXPECTED_IDS = {
     "encoder_pe_off_by_one_row": "pe_off_by_one_row", "pe_positions_from_one": "pe_off_by_one_row",
     "encoder_final_norm_post_ln": "final_norm_in_post_ln", "train_no_zero_grad": "reverse_no_zero_grad",
     "mha_softmax_overflow": "overflow",
+    "train_drops_last_batch": "reverse_loss_count", "train_two_epochs": "reverse_too_many_steps",
+    "encoder_scale_on_sum": "embedding_scale_on_sum",
+    "encoder_one_layer_shared": "layers_shared", "mha_projections_without_bias": "bias_missing",
 }
 
 
@@ -500,3 +503,46 @@ def test_every_section_a_hint_names_is_a_heading_of_its_topic(tmp_path):
     assert written != sections.snapshot(str(tmp_path))
     monkeypatch_free = sections.headings(2, str(tmp_path / "nowhere"))
     assert monkeypatch_free == {}
+
+
+def test_rung_one_follows_the_failure(source, tmp_path, monkeypatch):
+    """Issue 52: rung 1 is made from the failure, not one sentence per part: Part 3's mask bug, scale bug and
+    missing biases each get their own, with the failing case's call and shapes, and where the outputs differ."""
+    monkeypatch.chdir(tmp_path)
+    good = solved(source, source)
+    said = {}
+    for name in ("mha_inverted_padding_mask", "mha_scaled_by_d_model", "mha_projections_without_bias"):
+        edits = next(e for n, e, _ in CORPUS_MISTAKES if n == name)
+        with pytest.raises(PartFailed):
+            check("multi_head_attention", define(apply(good, edits), "multi_head_attention",
+                                                 NAMES["multi_head_attention"], as_cell=True))
+        said[name] = hints.next_rung("multi_head_attention")[1]
+        assert "the failing case is MultiHeadAttention(d_model=" in said[name] and "called on query (" in said[name]
+    assert len(set(said.values())) == 3, said
+    assert "'weights' differs in heads" in said["mha_inverted_padding_mask"]
+    assert "mask" in said["mha_inverted_padding_mask"] and "divided by" in said["mha_scaled_by_d_model"]
+    assert "state_dict" in said["mha_projections_without_bias"]
+    hints.LAST_FAILURE.clear()
+
+
+def test_missing_biases_are_named_by_the_grader_too():
+    """Issue 52: projections built without bias lose Part 3 as `bias_missing`, their keys named, in the grader
+    (which rebuilds the harness's message from its fixed words) as in the notebook; keys a part forged are not."""
+    from course_grader.runner import fixed_case_error
+    case = make_cases("multi_head_attention")[0]
+    said = ("MultiHeadAttention: the state_dict has no ['w_k.bias', 'w_o.bias', 'w_q.bias', 'w_v.bias'] (its keys "
+            "are ['w_k.weight', 'w_o.weight', 'w_q.weight', 'w_v.weight']); look at the attribute names in the cell's "
+            "docstring, which the test loads its weights by")
+    verdict = judge(case, None, fixed_case_error(said, "self.w_q = nn.Linear(d_model, d_model, bias=False)"))
+    assert verdict.mistake == "bias_missing" and "w_k.bias, w_o.bias, w_q.bias, w_v.bias" in verdict.message
+    forged = judge(case, None, fixed_case_error(said.replace("w_k.bias", "LEAK_3.bias"), "self.w_q = ..."))
+    assert forged.mistake == "wrong_result" and "LEAK" not in forged.message
+
+
+def test_part_8_states_the_graders_optimiser_and_budget(source):
+    """Part 8's introduction gives the learning rate and the number of batches the grader trains with."""
+    from course_lib.grading.cases import REVERSE
+    intro = next("".join(c.source) for c in source.cells
+                 if c.metadata.get("nbgrader", {}).get("grade_id") == "part8_intro")
+    assert f"(learning rate {REVERSE['lr']})" in intro and f"{REVERSE['steps']} small batches" in intro
+    assert "one optimiser step per batch" in intro and "lr_scheduler" in intro

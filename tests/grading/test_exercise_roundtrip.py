@@ -150,6 +150,11 @@ def test_diagnostic_messages(course):
     assert "large scores" in v("attn_softmax_overflow", "attention")
     assert "does not beat the position-blind ceiling" in v("reverser_counts_calls", "reverse_task")
     assert "hidden case" not in v("layer_pre_ln_wrong", "encoder_layer")          # a visible case failed first
+    # issue 52: each named for what it is, in the grader's feedback as in the notebook
+    assert "one loss per batch" in v("train_drops_last_batch", "reverse_task")
+    assert "positional part" in v("encoder_scale_on_sum", "encoder")
+    assert "same parameter objects" in v("encoder_one_layer_shared", "encoder")
+    assert "w_k.bias, w_o.bias, w_q.bias, w_v.bias" in v("mha_projections_without_bias", "multi_head_attention")
 
 
 def test_similarity_report(course):
