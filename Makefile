@@ -43,8 +43,13 @@ $(DEV_STAMP): $(STAMP) grader/pyproject.toml
 
 # The instructor's environment (docs/instructors.md, step 0): the student's (`make setup`), plus the
 # grader (grader/, course_grader) and bubblewrap, which confines the grader's parts. No test tools.
+# The course directory becomes private (0700) first: it will hold the class's seeds and student data.
 INSTRUCTOR_STAMP := $(VENV)/.installed-instructor
 instructor: $(INSTRUCTOR_STAMP) sandbox-deps
+	chmod 700 .
+	@echo "The course directory is now yours alone (chmod 700: other accounts cannot enter it)."
+	@echo "Next: source $(VENV)/bin/activate, then docs/instructors.md section 1 (python -m course_grader new-seeds,"
+	@echo "nbgrader generate_assignment 07_exercise); for an LMS class, docs/customising.md."
 
 $(INSTRUCTOR_STAMP): $(STAMP) grader/pyproject.toml
 	$(PY) -m pip install -q -e grader

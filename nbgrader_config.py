@@ -62,6 +62,7 @@ try:                                      # the grader's package: an instructor'
         NameGradedCells,
     )
     from course_grader.formgrade import FormgradeMathToMathML, switch_off_plain_actions  # noqa: E402
+    from course_grader.late import SettleLatePenalty  # noqa: E402
     from course_grader.recording import SanitizeStudentCells  # noqa: E402
 except ImportError:                       # a student's JupyterLab (Validate) needs none of this
     TEMPLATES = None
@@ -78,7 +79,9 @@ if TEMPLATES is not None:
     from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
     from nbgrader.preprocessors import GetGrades  # noqa: E402
 
-    c.GenerateFeedback.preprocessors = [GetGrades, SanitizeStudentCells, ClearHiddenTestsInTestCells,
+    # The late penalty first, from the final total (hand grades included) and the LMS's lateness
+    # (course_grader/late.py): nbgrader fixed it at autograde time, from the autograded points alone.
+    c.GenerateFeedback.preprocessors = [SettleLatePenalty, GetGrades, SanitizeStudentCells, ClearHiddenTestsInTestCells,
                                        NameGradedCells, DescribeFigures, MathToMathML, CSSHTMLHeaderPreprocessor]
     c.GenerateFeedback.exporter_class = CleanHTMLExporter      # the whole page cleaned after rendering (nh3)
     c.HTMLExporter.extra_template_basedirs = [   # ours first: its feedback/, formgrade/ win; then nbgrader's

@@ -56,6 +56,15 @@ def test_readme_and_changelog_pin_by_commit_and_name_make_release():
     assert ignored.returncode == 0, "dist/ must be git-ignored"
 
 
+def test_the_course_directory_is_private_from_the_first_command():
+    """Issue 49 item 8: `make instructor` makes the course directory 0700 before anything private is in
+    it, and `make release` writes for its owner alone (its archive holds the seeds)."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipe = re.search(r"^instructor:.*\n((?:\t.*\n)+)", makefile, re.M)
+    assert recipe and re.search(r"^\tchmod 700 \.$", recipe.group(1), re.M)
+    assert "os.umask(0o077)" in (ROOT / "tools" / "release.py").read_text(encoding="utf-8")
+
+
 @pytest.mark.slow
 def test_make_release_builds_a_versioned_set_from_the_commit(tmp_path):
     """`make release` (tools/release.py): the commit's tracked files as an archive, the two wheels built from
@@ -89,6 +98,8 @@ def test_make_release_builds_a_versioned_set_from_the_commit(tmp_path):
         assert not any("_untracked_release_probe" in n for n in whl.namelist())
     with zipfile.ZipFile(out / f"course_grader-{version}-py3-none-any.whl") as whl:
         assert "course_grader/lms.py" in whl.namelist()
+    assert out.stat().st_mode & 0o077 == 0 and all(p.stat().st_mode & 0o077 == 0 for p in out.iterdir()), \
+        "the release holds the seeds: its owner's alone"
     sums = (out / "SHA256SUMS").read_text().splitlines()
     assert len(sums) == 4
     for line in sums:

@@ -9,6 +9,9 @@ Into ``dist/course-<version>-<commit>/`` (git-ignored):
 * ``RELEASE.txt``: the version, the full commit id and how to install from the folder;
 * ``SHA256SUMS``: ``sha256sum -c SHA256SUMS`` checks the files.
 
+Everything is written for its owner alone (files 0600, folders 0700): the archive holds the source
+notebook, and with it a class's hidden seeds.
+
 The commit is ``HEAD`` unless ``--commit`` names another; a working tree with uncommitted changes to tracked
 files is reported (they are not in the release). Needs git and pip (which fetches setuptools to build the
 wheels, as ``pip install`` does).
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import subprocess
 import sys
 import tarfile
@@ -81,6 +85,7 @@ def build(commit: str, out_root: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
+    os.umask(0o077)              # the archive holds the source notebook and its seeds: files 0600, folders 0700
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--commit", default="HEAD", help="the commit to release (default HEAD)")
     parser.add_argument("--out", default=str(ROOT / "dist"), help="where the release folder goes (default dist/)")

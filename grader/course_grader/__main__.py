@@ -28,7 +28,7 @@ Show the points of each part (the nbgrader metadata of the source notebook, what
 or change them: `points multi_head_attention=5 answer_reverser=3` sets the points of a part's test cell
 or of a written answer, and the table and headings of the notebook's text; then generate_assignment.
 
-       python -m course_grader lms-times ASSIGNMENT EXPORT [--timezone ZONE]
+       python -m course_grader lms-times ASSIGNMENT EXPORT... [--timezone ZONE]
        python -m course_grader scores ASSIGNMENT
        python -m course_grader lms-feedback ASSIGNMENT WORKSHEET [--out moodle_feedback.zip]
        python -m course_grader moodle-grades ASSIGNMENT WORKSHEET [--out moodle_grades.csv] [--scale]
@@ -38,6 +38,18 @@ The LMS round trip (grader/course_grader/lms.py): write each submission's timest
 grading worksheet or Canvas's submissions list, show the score table (after the late penalty) before
 export, pack feedback/ for Moodle's feedback-files upload, and write the grades back in Moodle's
 grading worksheet or Canvas's gradebook import file.
+
+       python -m course_grader canvas-feedback ASSIGNMENT SUBMISSIONS.json... [--out canvas_feedback.zip]
+       python -m course_grader handout ASSIGNMENT [--out ASSIGNMENT.zip]
+
+Canvas's Re-Upload Submissions zip of the feedback pages; the released folder (notebook and figures) as
+one zip for the LMS.
+
+       python -m course_grader ta-sheet ASSIGNMENT QUESTION... --out ta1.csv
+       python -m course_grader ta-grades ASSIGNMENT ta1.csv
+
+Hand grading without a hub (grader/course_grader/handgrades.py): a TA's sheet of the answers to some
+questions, and their scores and comments read back into the gradebook.
 
        python -m course_grader report ASSIGNMENT [--out DIR]
 
@@ -64,10 +76,14 @@ def main(argv=None) -> int:
     if argv[0] == "collect":
         from .collect import main as collect_main
         return collect_main(argv[1:])
+    if argv[0] in ("ta-sheet", "ta-grades"):
+        from .handgrades import main as hand_main
+        return hand_main(argv)
     if argv[0] == "points":
         from .points import main as points_main
         return points_main(argv[1:])
-    if argv[0] in ("lms-times", "scores", "lms-feedback", "moodle-grades", "canvas-grades"):
+    if argv[0] in ("lms-times", "scores", "lms-feedback", "moodle-grades", "canvas-grades", "canvas-feedback",
+                   "handout"):
         from .lms import main as lms_main
         return lms_main(argv)
     if argv[0] != "autograde":

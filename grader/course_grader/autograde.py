@@ -38,7 +38,7 @@ from traitlets import Bool, Float, Integer, List, Unicode
 from traitlets.config import Configurable
 
 from . import confine, recording, runner, sandbox
-from .lms import restore_times
+from .lms import restore_times, stale_times
 from .pool import ClassGrader
 from .submissions import (
     assignment_notebooks,
@@ -178,6 +178,11 @@ class SandboxAutogradeApp(AutogradeApp):
         if restored:
             self.log.info("timestamp.txt written again from lms-times' record (zip_collect --force deletes them): "
                           "%s", ", ".join(restored))
+        stale = stale_times(self.coursedir.root, self.coursedir.assignment_id)
+        if stale:
+            self.log.warning("No LMS time for the notebook now in submitted/ (downloaded again since lms-times): %s; "
+                             "run lms-times on a fresh export: until then no score of theirs goes out",
+                             ", ".join(stale))
         jobs = self._jobs(notebooks)
         seeds = seeds_of(self.coursedir, self.coursedir.assignment_id, notebooks)
         missing = missing_hidden(seeds)

@@ -46,11 +46,13 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import json
 import os
 import re
 import sys
 import zipfile
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
@@ -59,27 +61,93 @@ from .submissions import plain_id, quoted
 MOODLE_TIME = "%A, %d %B %Y, %I:%M %p"            # "Friday, 5 December 2026, 1:30 AM"
 NBGRADER_TIME = "%Y-%m-%d %H:%M:%S.%f UTC"        # what nbgrader writes and reads in timestamp.txt
 PARTICIPANT = re.compile(r"Participant\s+(\d+)")
+MOODLE_EXTENSION = re.compile(r"Extension granted until:?\s*([^\n]+?, \d{1,2}:\d\d [AP]M)")
+
+
+@dataclass
+class Handed:
+    """What the LMS says of one student's submission: the time it was handed in (UTC), the student's own
+    due date (an extension or a user override; None: the assignment's), the seconds late by the LMS's
+    own count (None: it gives none; the time against the due date then), excused (no penalty), and, for
+    Canvas, the attachment id of the notebook and the name its download files carry."""
+
+    when: datetime | None
+    due: datetime | None = None
+    seconds_late: float | None = None
+    excused: bool = False
+    attachment: str | None = None
+    name: str = ""
+
+    def late_by(self) -> float | None:
+        """Seconds late as the LMS counts them; None when only the assignment's due date can tell."""
+        if self.excused:
+            return 0.0
+        if self.seconds_late is not None:
+            return max(0.0, float(self.seconds_late))
+        if self.due is not None and self.when is not None:
+            return max(0.0, (self.when - self.due).total_seconds())
+        return None
+
+
+def _utc(text: str | None) -> datetime | None:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC) if text else None
+
+
+def _canvas(row: dict) -> Handed:
+    """One object of Canvas's submissions API: ``submitted_at``, ``cached_due_date`` (the student's own due
+    date, extensions and overrides included), ``late``, ``seconds_late`` (Canvas's count, its late-policy
+    status applied), ``excused``, ``late_policy_status`` and the latest attempt's ``attachments``."""
+    seconds = row.get("seconds_late")
+    if row.get("late_policy_status") == "none" or row.get("late") is False:
+        seconds = 0
+    notebooks = [a for a in row.get("attachments") or [] if str(a.get("display_name") or a.get("filename") or "")
+                 .lower().endswith(".ipynb")] or list(row.get("attachments") or [])
+    user = row.get("user") if isinstance(row.get("user"), dict) else {}
+    return Handed(_utc(row.get("submitted_at")), _utc(row.get("cached_due_date")),
+                  None if seconds is None else float(seconds), bool(row.get("excused")),
+                  str(notebooks[0]["id"]) if notebooks and "id" in notebooks[0] else None,
+                  str(user.get("sortable_name") or user.get("name") or ""))
+
+
+def _moodle_time(text: str, zone: ZoneInfo) -> datetime | None:
+    text = (text or "").strip()
+    return None if text in ("", "-") else datetime.strptime(text, MOODLE_TIME).replace(tzinfo=zone).astimezone(UTC)
+
+
+def read_lms(paths: str | list[str], tz: str = "UTC") -> dict[str, Handed]:
+    """``{student id: Handed}`` from Moodle's grading worksheet (.csv) or Canvas's submissions list (.json,
+    one file per page of the API's answer: give every page). A student listed twice with different data
+    (pages fetched at different times) is refused."""
+    paths = [paths] if isinstance(paths, str) else list(paths)
+    out: dict[str, Handed] = {}
+    for path in paths:
+        if path.lower().endswith(".json"):
+            with open(path, encoding="utf-8") as f:
+                rows = json.load(f)
+            if not isinstance(rows, list):
+                raise ValueError(f"{path}: not a list of submissions, as Canvas's API answers")
+            found = {str(row["user_id"]): _canvas(row) for row in rows}
+        else:
+            zone = ZoneInfo(tz)
+            found = {}
+            for row in _worksheet(path):
+                due = row.get("Due date") or ""                    # Moodle adds it when there are overrides
+                extension = MOODLE_EXTENSION.search(row.get("Status") or "")
+                found[row["id"]] = Handed(_moodle_time(row.get("Last modified (submission)"), zone),
+                                          _moodle_time(extension.group(1) if extension else due, zone),
+                                          name=row.get("Full name") or "")
+        for student, handed in found.items():
+            if student in out and out[student] != handed:
+                raise ValueError(f"{path}: {quoted(student)} is listed again with other data: fetch every page "
+                                 "of the list at once")
+            out[student] = handed
+    return out
 
 
 def read_times(path: str, tz: str = "UTC") -> dict[str, datetime | None]:
     """``{student id: submission time (UTC) or None}`` from a Moodle worksheet (.csv) or a Canvas
     submissions list (.json)."""
-    if path.lower().endswith(".json"):
-        with open(path, encoding="utf-8") as f:
-            rows = json.load(f)
-        out = {}
-        for row in rows:
-            when = row.get("submitted_at")
-            out[str(row["user_id"])] = (datetime.fromisoformat(when.replace("Z", "+00:00")).astimezone(UTC)
-                                        if when else None)
-        return out
-    zone = ZoneInfo(tz)
-    out = {}
-    for row in _worksheet(path):
-        when = (row.get("Last modified (submission)") or "").strip()
-        local = None if when in ("", "-") else datetime.strptime(when, MOODLE_TIME).replace(tzinfo=zone)
-        out[row["id"]] = local.astimezone(UTC) if local else None
-    return out
+    return {student: handed.when for student, handed in read_lms(path, tz).items()}
 
 
 def _worksheet(path: str) -> list[dict]:
@@ -94,17 +162,39 @@ def _worksheet(path: str) -> list[dict]:
     return rows
 
 
-def write_times(root: str, assignment: str, times: dict[str, datetime | None]) -> dict[str, list[str]]:
-    """Write ``submitted/<id>/<assignment>/timestamp.txt`` for every student with a time and a folder.
+def notebook_digest(folder: str) -> str | None:
+    """SHA-256 over the names and bytes of the notebooks in a submission's folder (read without following
+    links): which notebook a time was taken for. None when there is none."""
+    digest, found = hashlib.sha256(), False
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return None
+    for name in names:
+        path = os.path.join(folder, name)
+        if not name.endswith(".ipynb") or os.path.islink(path) or not os.path.isfile(path):
+            continue
+        with open(path, "rb") as f:
+            digest.update(name.encode() + b"\0" + hashlib.sha256(f.read()).digest())
+        found = True
+    return digest.hexdigest() if found else None
+
+
+def write_times(root: str, assignment: str, times: dict[str, Handed | datetime | None]) -> dict[str, list[str]]:
+    """Write ``submitted/<id>/<assignment>/timestamp.txt`` for every student with a time and a folder, and
+    keep what the LMS said of it (its lateness, excused, the notebook's digest) in
+    ``lms_times_<assignment>.json``, where the penalty is computed from at the end.
 
     Returns what it did, by outcome: ``written``, ``no time`` (the LMS has no submission time),
     ``no folder`` (in the export, not in ``submitted/``), ``not listed`` (a folder the export does not
     name), ``refused`` (an id that is not a plain name, or a folder or file that is a symbolic link)."""
+    times = {s: h if isinstance(h, Handed) else Handed(h) for s, h in times.items()}
     done = {"written": [], "no time": [], "no folder": [], "not listed": [], "refused": []}
     base = os.path.join(root, "submitted")
     present = set(os.listdir(base)) if os.path.isdir(base) else set()
     done["not listed"] = sorted(present - set(times))
-    for student, when in sorted(times.items()):
+    kept = {}
+    for student, handed in sorted(times.items()):
         folder = os.path.join(base, student, assignment)
         if not plain_id(student):
             done["refused"].append(student)
@@ -112,7 +202,7 @@ def write_times(root: str, assignment: str, times: dict[str, datetime | None]) -
             done["no folder"].append(student)
         elif os.path.islink(os.path.join(base, student)) or os.path.islink(folder):
             done["refused"].append(student)
-        elif when is None:
+        elif handed.when is None:
             done["no time"].append(student)
         else:
             path = os.path.join(folder, "timestamp.txt")
@@ -120,9 +210,11 @@ def write_times(root: str, assignment: str, times: dict[str, datetime | None]) -
                 done["refused"].append(student)
                 continue
             with open(path, "w", encoding="utf-8") as f:
-                f.write(when.strftime(NBGRADER_TIME) + "\n")
+                f.write(handed.when.strftime(NBGRADER_TIME) + "\n")
+            kept[student] = {"timestamp": handed.when.strftime(NBGRADER_TIME), "seconds_late": handed.late_by(),
+                             "excused": handed.excused, "notebook": notebook_digest(folder)}
             done["written"].append(student)
-    _keep_times(root, assignment, {s: times[s].strftime(NBGRADER_TIME) for s in done["written"]})
+    _keep_times(root, assignment, kept)
     return done
 
 
@@ -130,61 +222,97 @@ def _times_file(root: str, assignment: str) -> str:
     return os.path.join(root, f"lms_times_{assignment}.json")
 
 
-def _keep_times(root: str, assignment: str, written: dict[str, str]) -> None:
+def _keep_times(root: str, assignment: str, written: dict[str, dict]) -> None:
     """The times written, kept in ``lms_times_<assignment>.json`` too: ``nbgrader zip_collect --force``
-    deletes every ``timestamp.txt``, and :func:`restore_times` writes them again from it."""
-    kept = _kept_times(root, assignment)
+    deletes every ``timestamp.txt``, and :func:`restore_times` writes them again from it (for the same
+    notebook only)."""
+    kept = kept_times(root, assignment)
     kept.update(written)
     with open(_times_file(root, assignment), "w", encoding="utf-8") as f:
         json.dump(kept, f, indent=1, sort_keys=True)
 
 
-def _kept_times(root: str, assignment: str) -> dict[str, str]:
+def kept_times(root: str, assignment: str) -> dict[str, dict]:
+    """What ``lms-times`` kept: ``{student: {"timestamp", "seconds_late", "excused", "notebook"}}``; a
+    record of an older version (a time alone, no digest) matches no notebook."""
     try:
         with open(_times_file(root, assignment), encoding="utf-8") as f:
             kept = json.load(f)
     except (OSError, ValueError):
         return {}
-    return {k: v for k, v in kept.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(kept, dict) \
-        else {}
+    if not isinstance(kept, dict):
+        return {}
+    return {k: (v if isinstance(v, dict) else {"timestamp": v, "notebook": None}) for k, v in kept.items()
+            if isinstance(k, str) and isinstance(v, (str, dict))}
+
+
+def time_for(root: str, assignment: str, student: str, kept: dict[str, dict]) -> dict | None:
+    """The kept record of ``student`` if it was taken for the notebook now in ``submitted/``, else None."""
+    record = kept.get(student)
+    folder = os.path.join(root, "submitted", student, assignment)
+    if record is None or not record.get("notebook") or record["notebook"] != notebook_digest(folder):
+        return None
+    return record
 
 
 def restore_times(root: str, assignment: str) -> list[str]:
     """Write again the ``timestamp.txt`` that ``lms-times`` wrote and ``zip_collect --force`` deleted (the
-    autograder calls it before grading, so no late penalty silently disappears); returns the students."""
+    autograder calls it before grading, so no late penalty silently disappears), only where the notebook
+    is the one the time was taken for; returns the students."""
     restored = []
-    for student, when in sorted(_kept_times(root, assignment).items()):
+    kept = kept_times(root, assignment)
+    for student in sorted(kept):
         folder = os.path.join(root, "submitted", student, assignment)
         path = os.path.join(folder, "timestamp.txt")
-        if plain_id(student) and os.path.isdir(folder) and not os.path.islink(folder) and not os.path.lexists(path):
+        if not plain_id(student) or not os.path.isdir(folder) or os.path.islink(folder) or os.path.lexists(path):
+            continue
+        record = time_for(root, assignment, student, kept)
+        if record is not None:
             with open(path, "x", encoding="utf-8") as f:
-                f.write(when + "\n")
+                f.write(record["timestamp"] + "\n")
             restored.append(student)
     return restored
 
 
+def stale_times(root: str, assignment: str) -> list[str]:
+    """Students with a folder whose notebook is not the one ``lms-times`` took the time for (downloaded
+    again since): their time must come from a fresh export."""
+    kept = kept_times(root, assignment)
+    return sorted(s for s in kept if plain_id(s) and os.path.isdir(os.path.join(root, "submitted", s, assignment))
+                  and time_for(root, assignment, s, kept) is None)
+
+
 def score_rows(root: str, assignment: str) -> list[dict]:
     """One row per submission in the gradebook: id, autograded and hand-graded points, the raw score
-    (their sum), the late penalty, the score (after the penalty, never below 0: what ``nbgrader export``
-    and the feedback page give), the maximum, and how many answers still wait for hand grading."""
+    (their sum), the late penalty (computed now, from that total and the LMS's lateness: :mod:`.late`),
+    the score (after the penalty, never below 0: what ``nbgrader export`` and the feedback page give),
+    the maximum, how many answers still wait for hand grading, and ``time``: ``on time``, ``late``,
+    ``excused``, ``stale`` or ``no LMS time`` (the last two: no score goes out)."""
     from nbgrader.api import Gradebook
 
+    from .late import course_config, policy, settle
+
+    assign = policy(course_config(root))
     rows = []
     with Gradebook(f"sqlite:///{os.path.join(root, 'gradebook.db')}") as gb:
+        status = settle(gb, root, assignment, assign)
         for sub in sorted(gb.assignment_submissions(assignment), key=lambda s: s.student.id):
             grades = [g for nb in sub.notebooks for g in nb.grades]
             auto = sum(g.auto_score or 0 for g in grades if g.manual_score is None)
             manual = sum(g.manual_score for g in grades if g.manual_score is not None)
-            penalty = sub.late_submission_penalty or 0
+            penalty = sum(nb.late_submission_penalty or 0 for nb in sub.notebooks)
             rows.append({"student": sub.student.id, "autograded": auto, "by hand": manual, "raw": sub.score,
                          "penalty": penalty, "score": max(0.0, sub.score - penalty),    # as nbgrader export
-                         "max": sub.max_score, "pending": sum(1 for g in grades if g.needs_manual_grade)})
+                         "max": sub.max_score, "pending": sum(1 for g in grades if g.needs_manual_grade),
+                         "time": status[sub.student.id][0], "hours late": status[sub.student.id][1] / 3600})
     return rows
 
 
 def format_scores(rows: list[dict]) -> str:
-    head = ["student", "autograded", "by hand", "raw", "penalty", "score", "max", "pending"]
-    table = [head] + [[quoted(r["student"])[1:-1]] + [f"{r[k]:g}" for k in head[1:]] for r in rows]
+    head = ["student", "autograded", "by hand", "raw", "penalty", "score", "max", "pending", "hours late"]
+    table = [head] + [[quoted(r["student"])[1:-1]] + [f"{r[k]:g}" for k in head[1:-1]]
+                      + [r["time"] if r["time"] not in ("late", "on time") else f"{r['hours late']:.2f}"]
+                      for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(head))]
     lines = ["  ".join(cell.rjust(w) if i else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths)))
              for row in table]
@@ -192,6 +320,10 @@ def format_scores(rows: list[dict]) -> str:
     lines.append(f"{len(rows)} submissions; {pending} written answers not graded by hand yet"
                  + (" (grade them before feedback and export)" if pending else ""))
     lines.append("score: raw (autograded + by hand) minus the late penalty, as the export and the feedback give it")
+    unknown = [quoted(r["student"]) for r in rows if r["time"] not in ("late", "on time", "excused")]
+    if unknown:
+        lines.append(f"no LMS time for the notebook now in submitted/: {len(unknown)} ({', '.join(unknown)}): "
+                     "run lms-times on a fresh export; their scores do not go out until then")
     return "\n".join(lines)
 
 
@@ -202,15 +334,13 @@ def moodle_feedback(root: str, assignment: str, worksheet: str, out: str) -> dic
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
         for row in _worksheet(worksheet):
             student = row["id"]
-            folder = os.path.join(root, "feedback", student, assignment)
-            files = sorted(f for f in os.listdir(folder) if f.endswith(".html")) if os.path.isdir(folder) else []
-            files = [f for f in files if not os.path.islink(os.path.join(folder, f))]
-            if not files:
+            pages = _feedback_pages(root, assignment, student)
+            if not pages:
                 done["no feedback"].append(student)
                 continue
             name = re.sub(r"[/\\\x00-\x1f]", "_", row.get("Full name") or "")
-            for f in files:
-                z.write(os.path.join(folder, f), f"{name}_{student}_assignsubmission_file_/{f}")
+            for page in pages:
+                z.write(page, f"{name}_{student}_assignsubmission_file_/{os.path.basename(page)}")
             done["packed"].append(student)
     return done
 
@@ -269,9 +399,15 @@ def _ready(student: str, scores: dict[str, dict], listed: set, done: dict[str, l
     row = scores.get(student)
     if row is None:
         done["no submission"].append(student)
+    elif row["time"] in ("stale", "no LMS time"):
+        done["no LMS time"].append(student)
     elif row["pending"]:
         done["pending"].append(student)
-    return None if row is None or row["pending"] else row
+    elif row["time"] == "excused" and "excused" in done:
+        done["excused"].append(student)
+    else:
+        return row
+    return None
 
 
 def moodle_grades(root: str, assignment: str, worksheet: str, out: str, scale: bool = False) -> dict[str, list[str]]:
@@ -289,7 +425,7 @@ def moodle_grades(root: str, assignment: str, worksheet: str, out: str, scale: b
             raise ValueError(f"{worksheet}: no column {quoted(name)}: not Moodle's grading worksheet")
     col = {name: i for i, name in enumerate(head)}
     scores = {r["student"]: r for r in score_rows(root, assignment)}
-    done = {"filled": [], "pending": [], "locked": [], "no submission": [], "not listed": []}
+    done = {"filled": [], "pending": [], "no LMS time": [], "locked": [], "no submission": [], "not listed": []}
     listed = set()
     for cells in rows[1:]:
         if len(cells) < len(head):
@@ -345,7 +481,7 @@ def canvas_grades(root: str, assignment: str, export: str, out: str, column: str
         if cells[0].strip() == "Points Possible":
             maximum = _number(cells[at])
     scores = {r["student"]: r for r in score_rows(root, assignment)}
-    done = {"filled": [], "pending": [], "no submission": [], "not listed": []}
+    done = {"filled": [], "pending": [], "no LMS time": [], "excused": [], "no submission": [], "not listed": []}
     listed = set()
     for cells in table[1:]:
         student = cells[ident].strip()
@@ -360,6 +496,59 @@ def canvas_grades(root: str, assignment: str, export: str, out: str, column: str
     return done
 
 
+def _feedback_pages(root: str, assignment: str, student: str) -> list[str]:
+    """The student's feedback pages (``feedback/<id>/<assignment>/*.html``), links left out."""
+    folder = os.path.join(root, "feedback", student, assignment)
+    files = sorted(f for f in os.listdir(folder) if f.endswith(".html")) if os.path.isdir(folder) else []
+    return [os.path.join(folder, f) for f in files if not os.path.islink(os.path.join(folder, f))]
+
+
+def canvas_feedback(root: str, assignment: str, submissions: list[str], out: str) -> dict[str, list[str]]:
+    """Zip ``feedback/<id>/<assignment>/*.html`` for Canvas's *Re-Upload Submissions*: each file named
+    ``<name>_<user id>_<attachment id>_<file>`` as in Canvas's own download (Canvas reads the first two
+    all-digit parts of the name as the user and the attachment, which must be the submission's, and adds
+    the file to its comments). The ids come from the submissions list (``lms-times``' JSON pages).
+    Returns ``packed``, ``no feedback`` and ``no attachment`` (the submission has no file to attach to)."""
+    handed = read_lms(submissions)
+    done = {"packed": [], "no feedback": [], "no attachment": []}
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for student, h in sorted(handed.items()):
+            pages = _feedback_pages(root, assignment, student) if plain_id(student) else []
+            if not pages:
+                if h.when is not None:
+                    done["no feedback"].append(student)
+                continue
+            if not (h.attachment or "").isdigit() or not student.isdigit():
+                done["no attachment"].append(student)
+                continue
+            name = re.sub(r"[^a-z]", "", h.name.lower()) or "student"
+            for page in pages:
+                file = re.sub(r"(?:^|_)\d+(?=_|\.|$)", "", os.path.basename(page)) or "feedback.html"
+                z.write(page, f"{name}_{student}_{h.attachment}_{file}")
+            done["packed"].append(student)
+    return done
+
+
+def handout(root: str, assignment: str, out: str) -> list[str]:
+    """``release/<assignment>/`` as one zip for the LMS (the notebook with its ``figures/``, under a folder
+    named after the assignment): the files packed. Hidden files, checkpoints and links are left out."""
+    folder = os.path.join(root, "release", assignment)
+    if not os.path.isdir(folder) or os.path.islink(folder):
+        raise ValueError(f"{folder}: no released assignment (run nbgrader generate_assignment {assignment})")
+    packed = []
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for top, dirs, files in os.walk(folder):
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(top, d)))
+            for name in sorted(files):
+                path = os.path.join(top, name)
+                if name.startswith(".") or os.path.islink(path):
+                    continue
+                arc = os.path.join(assignment, os.path.relpath(path, folder))
+                z.write(path, arc)
+                packed.append(arc)
+    return packed
+
+
 def _report(done: dict[str, list[str]]) -> None:
     for outcome, students in done.items():
         if students:
@@ -371,7 +560,8 @@ def main(argv: list[str]) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     t = sub.add_parser("lms-times", help="write timestamp.txt from the LMS's submission times")
     t.add_argument("assignment")
-    t.add_argument("export", help="Moodle's grading worksheet (.csv) or Canvas's submissions (.json)")
+    t.add_argument("export", nargs="+", help="Moodle's grading worksheet (.csv), or Canvas's submissions (.json): "
+                   "every page of the API's list, one file each")
     t.add_argument("--timezone", default="UTC", help="the worksheet's timezone (Moodle writes local times)")
     s = sub.add_parser("scores", help="the score table from the gradebook, before export")
     s.add_argument("assignment")
@@ -390,16 +580,40 @@ def main(argv: list[str]) -> int:
     c.add_argument("--column", help="the exercise's column in it, as Canvas names it: 'Exercise 07 (12345)'")
     c.add_argument("--out", default="canvas_grades.csv")
     c.add_argument("--scale", action="store_true", help="scale scores to the LMS's maximum when it differs")
+    k = sub.add_parser("canvas-feedback", help="feedback/ as a zip for Canvas's Re-Upload Submissions")
+    k.add_argument("assignment")
+    k.add_argument("submissions", nargs="+", help="Canvas's submissions list (.json), every page, as for lms-times")
+    k.add_argument("--out", default="canvas_feedback.zip")
+    h = sub.add_parser("handout", help="release/ASSIGNMENT/ as one zip for the LMS, figures included")
+    h.add_argument("assignment")
+    h.add_argument("--out", help="default: ASSIGNMENT.zip")
     args = parser.parse_args(argv)
     root = os.getcwd()
     try:
         if args.command == "lms-times":
-            done = write_times(root, args.assignment, read_times(args.export, args.timezone))
+            done = write_times(root, args.assignment, read_lms(args.export, args.timezone))
             _report(done)
-            return 1 if done["refused"] else 0
+            if done["not listed"]:
+                print(f"lms-times: {len(done['not listed'])} folder(s) in submitted/ the LMS's list does not name: "
+                      f"{', '.join(quoted(s) for s in done['not listed'])}; their late penalty is unknown. Give "
+                      "every page of Canvas's list (or the whole worksheet) and run lms-times again", file=sys.stderr)
+            return 1 if done["refused"] or done["not listed"] else 0
         if args.command == "scores":
-            print(format_scores(score_rows(root, args.assignment)))
+            rows = score_rows(root, args.assignment)
+            print(format_scores(rows))
+            return 1 if any(r["time"] in ("stale", "no LMS time") for r in rows) else 0
+        if args.command == "handout":
+            out = args.out or f"{args.assignment}.zip"
+            packed = handout(root, args.assignment, out)
+            print(f"wrote {out}: {len(packed)} files ({', '.join(packed)}); hand it out as one file: the notebook "
+                  "shows figures/ beside it")
             return 0
+        if args.command == "canvas-feedback":
+            done = canvas_feedback(root, args.assignment, args.submissions, args.out)
+            _report(done)
+            print(f"wrote {args.out}: upload it under the assignment's 'Re-Upload Submissions' (each file becomes a "
+                  "comment on the student's submission)")
+            return 1 if done["no attachment"] else 0
         if args.command in ("moodle-grades", "canvas-grades"):
             if os.path.realpath(args.out) == os.path.realpath(getattr(args, "worksheet", None) or args.export):
                 raise ValueError(f"--out {quoted(args.out)}: the LMS's own file; write to another")
@@ -410,7 +624,7 @@ def main(argv: list[str]) -> int:
             where = ("Grading action > Upload grading worksheet" if args.command == "moodle-grades"
                      else "Grades > Import")
             print(f"wrote {args.out}: upload it under '{where}'")
-            return 1 if done["pending"] else 0
+            return 1 if done["pending"] or done["no LMS time"] else 0
         done = moodle_feedback(root, args.assignment, args.worksheet, args.out)
         _report(done)
         print(f"wrote {args.out}: upload it under 'Upload multiple feedback files in a zip'")
