@@ -184,15 +184,19 @@ def _comments(source: str) -> str:
     return "\n".join(m.group(1) for m in re.finditer(r"#(.*)$", source, re.M))
 
 
+def _unquoted(text: str) -> str:
+    return re.sub(r"'[^'\n]*'|\"[^\"\n]*\"", " ", text)
+
+
 def _solution_lines(solution: str, stub: str) -> list[str]:
-    """A write's solution lines that say something (20 characters or more, not in its stub): each, found
+    """A write's solution lines that say something (30 characters or more, not in its stub): each, found
     above the check, is the answer written out before the student writes it."""
     def norm(line):
         line = re.sub(r"\s+#.*$", "", line).strip()
         return re.sub(r"\s+", " ", line)
     given = {norm(line) for line in stub.splitlines()}
     return [n for n in (norm(line) for line in solution.splitlines())
-            if len(n) >= 20 and n not in given and not n.startswith(("def ", "class ", "return ", "#"))]
+            if len(n) >= 30 and n not in given and not n.startswith(("def ", "class ", "return ", "#"))]
 
 
 def leaks(nb, folder: Path) -> list[str]:
@@ -203,8 +207,9 @@ def leaks(nb, folder: Path) -> list[str]:
         practice = nb.cells[i].metadata["practice"]
         answers = practice.get("answer")
         if answers and all(isinstance(a, str) and a.strip() for a in answers):
-            places = {f"its check's stored line (cell {check})": output_text(nb.cells[check]),
-                      f"the comments of its exercise cell {i}": _comments(nb.cells[i].source)}
+            # quoted options ("one of 'NaN', 'no key', ...") list every choice alike and give none away
+            places = {f"its check's stored line (cell {check})": _unquoted(output_text(nb.cells[check])),
+                      f"the comments of its exercise cell {i}": _unquoted(_comments(nb.cells[i].source))}
             for j, cell in enumerate(nb.cells[:check]):
                 if cell.cell_type == "markdown":
                     places[f"a hint in cell {j}"] = "\n".join(HINT.findall(cell.source))
@@ -251,7 +256,8 @@ def test_an_answer_above_its_item_is_found(tmp_path):
     (05 c29's), in the exercise cell's comment, and a write's solution line printed above it (06 c57's)."""
     md = nbformat.v4.new_markdown_cell
 
-    def page(not_done="○ not done yet: set answer to a name\n", hint="Hint: think of lengths.",
+    def page(not_done="○ not done yet: set answer to one of 'inverse is its transpose', 'x'\n",
+             hint="Hint: think of lengths.",
              comment="# one of the keys", printed_above=""):
         return _nb(md("Which key wins?\n\n" + hint), _code("x = 1", printed_above),
                    _item("quiz", f"answer = ...  {comment}", ["inverse is its transpose"]), _check(not_done),
