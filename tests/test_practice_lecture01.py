@@ -70,11 +70,11 @@ def test_dependency_map(capsys):
 def test_quizzes(capsys):
     assert said(capsys, lecture01.check_pipeline_steps, 105).startswith("✓")
     assert "layer 1 alone" in said(capsys, lecture01.check_pipeline_steps, 100)
-    assert "need not wait" in said(capsys, lecture01.check_pipeline_steps, 600)
+    assert "waits only" in said(capsys, lecture01.check_pipeline_steps, 600)
     assert said(capsys, lecture01.check_pipeline_steps, None).startswith("○")
     assert said(capsys, lecture01.check_attention_memory, 4).startswith("✓")
-    assert "MiB" in said(capsys, lecture01.check_attention_memory, 4 * 1024 * 1024)
-    assert "one float32" in said(capsys, lecture01.check_attention_memory, 1)
+    assert "bytes" in said(capsys, lecture01.check_attention_memory, 4 * 1024 * 1024)
+    assert "4 bytes" in said(capsys, lecture01.check_attention_memory, 1)
 
 
 def additive_module(squash=True, bias=False, sum_axis=-1, context_ok=True, names=("W_a", "U_a", "v_a")):

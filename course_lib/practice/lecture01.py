@@ -5,6 +5,7 @@ Each check prints one line, ``✓ ...`` or ``✗ what is wrong (where to look)``
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import torch
@@ -305,8 +306,19 @@ def check_attention_traffic(attention_traffic) -> bool:
 def check_pipeline_steps(answer, layers: int = 6, tokens: int = 100) -> bool:
     """Quiz: steps one after another for a stack of RNN layers, each step waiting for the step before in
     its own layer and for the same position in the layer below."""
-    return number(answer, layers + tokens - 1,
-                  f"{layers + tokens - 1} = {tokens} steps of layer 1, then one more for each of the {layers - 1} "
+    value = layers + tokens - 1
+    if not unanswered(answer) and isinstance(answer, (int, float)) and not isinstance(answer, bool):
+        if answer == value + 1:
+            return failed(f"off by one: layer {layers} starts its first step at step {layers} and ends {tokens - 1} "
+                          f"steps later", "count the first and the last step once")
+        if answer == layers * tokens:
+            return failed(f"{answer} lets each layer wait for the whole layer below; step t of layer l waits only for "
+                          "step t of layer l - 1", "what a step waits for")
+        if answer == layers:
+            return failed(f"{layers} is the attention stack's count; an RNN layer's steps run one after another",
+                          "the steps within one layer")
+    return number(answer, value,
+                  f"{value} = {tokens} steps of layer 1, then one more for each of the {layers - 1} "
                   f"layers above, which run a step behind like a pipeline; {layers} attention layers need {layers}",
                   rel_tol=0.0, abs_tol=0.5,
                   low=f"too few: layer 1 alone takes {tokens} steps one after another",
@@ -318,6 +330,18 @@ def check_pipeline_steps(answer, layers: int = 6, tokens: int = 100) -> bool:
 def check_attention_memory(answer, T: int = 1024) -> bool:
     """Quiz: MiB of one head's attention weights for one sentence of T tokens in float32."""
     mib = T * T * 4 / 2**20
+    if not unanswered(answer) and isinstance(answer, (int, float)) and not isinstance(answer, bool):
+        if math.isclose(answer, T * T * 4 / 1e6, rel_tol=5e-3):
+            return failed(f"{answer:g} is in MB (10^6 bytes); a MiB is 2^20 = 1,048,576 bytes",
+                          "the unit: MiB, not MB")
+        if math.isclose(answer, T * T * 4, rel_tol=1e-6):
+            return failed(f"{answer:g} is the count in bytes; the question asks for MiB (2^20 bytes)",
+                          "the unit: divide by 2^20")
+        if math.isclose(answer, T * T / 2**20, rel_tol=1e-6):
+            return failed("one number per (query, key) pair, but a float32 takes 4 bytes", "the bytes per float32")
+        if math.isclose(answer, T * 4 / 2**20, rel_tol=1e-6):
+            return failed(f"that is one row of {T} weights; the map has one row per query, {T} of them",
+                          "how many (query, key) pairs")
     return number(answer, mib, f"{T} × {T} weights × 4 bytes = {mib:g} MiB, for one head of one layer and one "
                   "sentence: double T and it is four times as much",
                   low="too small: one float32 weight per (query, key) pair",

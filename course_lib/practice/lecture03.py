@@ -6,6 +6,8 @@ and returns None, so that a check cell shows that line and nothing else.
 
 from __future__ import annotations
 
+import functools
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -15,10 +17,11 @@ from . import attempt, check, failed, number, passed, todo, unanswered
 __all__ = [
     "check_causal_zeros",
     "check_dropout",
-    "check_ffn_cost",
     "check_layer_norm",
     "check_layer_norm_value",
-    "check_pre_ln_block",
+    "check_rms_norm",
+    "check_stream_sizes",
+    "check_swiglu",
 ]
 
 
@@ -145,122 +148,6 @@ class _Mask(nn.Module):
 
 
 @check
-def check_pre_ln_block(fn) -> bool:
-    """The student's ``pre_ln_block(x, sublayer, norm, dropout)``: x + dropout(sublayer(norm(x)))."""
-    where = "pre_ln_block"
-    g = torch.Generator().manual_seed(7)
-    d = 8
-    x = 2 * torch.randn(2, 5, d, generator=g, dtype=torch.float64) + 0.5          # (B, T, d_model)
-    norm = nn.LayerNorm(d).double()
-    sublayer = nn.Sequential(nn.Linear(d, 16), nn.ReLU(), nn.Linear(16, d)).double()
-    with torch.no_grad():                                                           # weights from g, not the global RNG
-        for param in [*norm.parameters(), *sublayer.parameters()]:
-            param.copy_(torch.randn(param.shape, generator=g, dtype=torch.float64) * 0.5 + (param.dim() == 1) * 0.3)
-    drop = _Mask(x.shape)
-    ok, got = attempt(fn, x.clone(), sublayer, norm, drop, where=where)
-    if not ok:
-        return False
-    with torch.no_grad():
-        expected = x + drop(sublayer(norm(x)))
-        if not isinstance(got, torch.Tensor):
-            return failed(f"pre_ln_block should return a tensor, got {type(got).__name__}", where)
-        got = got.detach().to(torch.float64)
-        if tuple(got.shape) != tuple(x.shape):
-            return failed(f"the block's output has shape {tuple(got.shape)}, expected x's {tuple(x.shape)}", where)
-        if torch.allclose(got, expected, atol=1e-9):
-            return passed("the same output as the reference block, with every part in its place")
-        wrong = {
-            "post": norm(x + drop(sublayer(x))),
-            "post_pre": norm(x + drop(sublayer(norm(x)))),
-            "normed_residual": norm(x) + drop(sublayer(norm(x))),
-            "no_residual": drop(sublayer(norm(x))),
-            "no_dropout": x + sublayer(norm(x)),
-            "dropout_outside": drop(x + sublayer(norm(x))),
-            "dropout_input": x + sublayer(norm(drop(x))),
-            "norm_output": x + drop(norm(sublayer(x))),
-        }
-        if torch.allclose(got, wrong["post"], atol=1e-9) or torch.allclose(got, wrong["post_pre"], atol=1e-9):
-            return failed("the residual sum goes through the norm, so the path from output to input is not an "
-                          "identity: that is post-LN's order (look at what norm is applied to)", where)
-        if torch.allclose(got, wrong["normed_residual"], atol=1e-9):
-            return failed("the residual adds the normalised x, not x: with a sublayer that outputs zeros the "
-                          "block would change its input (look at which x is added back)", where)
-        if torch.allclose(got, wrong["no_residual"], atol=1e-9):
-            return failed("the output is the sublayer's branch alone: x itself is never added back "
-                          "(look at the last line)", where)
-        if torch.allclose(got, wrong["no_dropout"], atol=1e-9):
-            return failed("dropout is never applied: the check's dropout zeroes a tenth of the entries, and none "
-                          "of yours are (look at the sublayer's output)", where)
-        if torch.allclose(got, wrong["dropout_outside"], atol=1e-9):
-            return failed("dropout acts on the whole sum, so entries of x itself are zeroed: the residual path "
-                          "is not an identity any more (look at where dropout is applied)", where)
-        if torch.allclose(got, wrong["dropout_input"], atol=1e-9):
-            return failed("dropout acts on the block's input; the paper drops the sublayer's output, before "
-                          "the sum (look at where dropout is applied)", where)
-        if torch.allclose(got, wrong["norm_output"], atol=1e-9):
-            return failed("the norm acts on the sublayer's output; pre-LN normalises the sublayer's input "
-                          "(look at what norm is applied to)", where)
-        zero_branch = fn(x.clone(), lambda h: torch.zeros_like(h), norm, drop)
-        if isinstance(zero_branch, torch.Tensor) and not torch.allclose(zero_branch.detach().double(), x, atol=1e-9):
-            return failed("with a sublayer that outputs zeros your block does not return x: the residual path "
-                          "is not an identity (look at what is added to what)", where)
-    return failed("the output differs from x + Dropout(Sublayer(LN(x))) (use each of the four parts once, in "
-                  "the order of the pre-LN formula)", where)
-
-
-def _ffn_reference(d_model: int, d_ff: int, T: int) -> tuple[int, int]:
-    """Parameters of PositionwiseFeedForward(d_model, d_ff) and FlopCounterMode's FLOPs on (1, T, d_model)."""
-    from torch.utils.flop_counter import FlopCounterMode
-
-    from ..feed_forward import PositionwiseFeedForward
-    from ..utils import count_parameters
-
-    ffn = PositionwiseFeedForward(d_model, d_ff)
-    with torch.no_grad(), FlopCounterMode(display=False) as counter:
-        ffn(torch.zeros(1, T, d_model))
-    return count_parameters(ffn), counter.get_total_flops()
-
-
-@check
-def check_ffn_cost(fn) -> bool:
-    """Write: ``ffn_cost(d_model, d_ff, T) -> (parameters, flops)`` of one position-wise FFN on T tokens."""
-    where = "your ffn_cost"
-    pair = []
-    for T in (5, 50):                                  # the same sizes, two lengths
-        ok, got = attempt(fn, 8, 32, T, where=where)
-        if not ok:
-            return False
-        if not (isinstance(got, (tuple, list)) and len(got) == 2):
-            return failed(f"expected two numbers, (parameters, flops), got {got!r}", "the return line")
-        if any(unanswered(v) for v in got):
-            return todo("not done yet: set parameters and flops", where)
-        pair.append(got)
-    if pair[0][0] != pair[1][0]:
-        return failed("your parameter count changes with T", "what T has to do with the weights")
-    if pair[0][1] == pair[1][1]:
-        return failed("your FLOPs do not grow with T", "how many tokens go through the products")
-    for d_model, d_ff, T in ((8, 32, 5), (16, 48, 5), (16, 48, 40)):
-        ok, got = attempt(fn, d_model, d_ff, T, where=where)
-        if not ok:
-            return False
-        params, flops = got
-        want_params, want_flops = _ffn_reference(d_model, d_ff, T)
-        size = f"d_model = {d_model}, d_ff = {d_ff}"
-        if params != want_params:
-            if params == 2 * d_model * d_ff:
-                return failed(f"for {size}: {params:,} parameters counts W1 and W2 only", "the biases")
-            return failed(f"for {size}: {params:,} parameters, count_parameters finds "
-                          f"{'more' if want_params > params else 'fewer'}", "the shapes of W1, b1, W2, b2")
-        if flops != want_flops:
-            if flops * 2 == want_flops:
-                return failed(f"for {size}, T = {T}: half the FLOPs FlopCounterMode counts",
-                              "how many FLOPs a multiply-add is, or how many products there are")
-            return failed(f"for {size}, T = {T}: {flops:,} FLOPs, FlopCounterMode counts "
-                          f"{'more' if want_flops > flops else 'fewer'}", "the two matrix products")
-    return passed("the parameters of PositionwiseFeedForward and the FLOPs of FlopCounterMode, for three sizes")
-
-
-@check
 def check_layer_norm_value(answer) -> bool:
     """Quiz: LayerNorm (gamma 1, beta 0, eps ignored) of the token [1, 2, 3, 4]: its last feature."""
     if unanswered(answer):
@@ -295,3 +182,172 @@ def check_causal_zeros(answer) -> bool:
                   low="too few: query t may not attend to any key after t",
                   high="too many: query t may attend to every key up to t, itself included",
                   where="lecture 02, section 7", name="causal_zeros")
+
+
+def _swiglu(x, w_gate, w_up, w_down, act=F.silu, gated=True, swap=False):
+    gate, up = (x @ w_up.T, x @ w_gate.T) if swap else (x @ w_gate.T, x @ w_up.T)
+    hidden = act(gate) * up if gated else act(up)
+    return hidden @ w_down.T
+
+
+@check
+def check_swiglu(SwiGLUFeedForward) -> bool:
+    """Write: ``SwiGLUFeedForward(d_model, d_hidden)``, three bias-free maps ``w_gate``, ``w_up`` (d_model ->
+    d_hidden) and ``w_down`` (d_hidden -> d_model); ``forward(x) = w_down(silu(w_gate(x)) * w_up(x))``."""
+    where = "your SwiGLUFeedForward"
+    d_model, d_hidden = 6, 10
+    ok, module = attempt(SwiGLUFeedForward, d_model, d_hidden, where=where)
+    if not ok:
+        return False
+    shapes = {"w_gate": (d_hidden, d_model), "w_up": (d_hidden, d_model), "w_down": (d_model, d_hidden)}
+    if not any(hasattr(module, name) for name in shapes):
+        return todo("not done yet: the module has no w_gate, w_up or w_down", "__init__")
+    for name, shape in shapes.items():
+        layer = getattr(module, name, None)
+        if not isinstance(layer, nn.Linear):
+            return failed(f"the module has no nn.Linear called {name}", "the three maps in __init__")
+        if tuple(layer.weight.shape) != shape:
+            return failed(f"{name} maps {layer.in_features} features to {layer.out_features}; it should map "
+                          f"{shape[1]} to {shape[0]}", "the sizes of the three maps")
+        if layer.bias is not None:
+            return failed(f"{name} has a bias; SwiGLU's maps have none (as in LLaMA)", "bias=False")
+    g = torch.Generator().manual_seed(4)
+    weights = {name: torch.randn(*shape, generator=g, dtype=torch.float64) / 2 for name, shape in shapes.items()}
+    module = module.double()
+    with torch.no_grad():
+        for name, w in weights.items():
+            getattr(module, name).weight.copy_(w)
+    x = torch.randn(2, 3, d_model, generator=g, dtype=torch.float64)
+    ok, got = attempt(module, x.clone(), where=where)
+    if not ok:
+        return False
+    if not isinstance(got, torch.Tensor) or tuple(got.shape) != (2, 3, d_model):
+        return failed(f"forward should return a tensor of the input's shape {(2, 3, d_model)}", "the return line")
+    got, w = got.detach(), [weights[n] for n in shapes]
+    if torch.allclose(got, _swiglu(x, *w), atol=1e-9):
+        return passed("the same outputs as the reference SwiGLU for 6 tokens, with your three maps")
+    if torch.allclose(got, _swiglu(x, *w, swap=True), atol=1e-9):
+        return failed("the SiLU acts on w_up's output and w_gate's passes through: the gate is the one squashed",
+                      "which branch goes through SiLU")
+    if torch.allclose(got, _swiglu(x, *w, act=F.relu), atol=1e-9) or torch.allclose(got, _swiglu(x, *w, act=F.gelu),
+                                                                                     atol=1e-9):
+        return failed("the gate goes through another activation than SiLU (x·sigmoid(x))", "the gate's activation")
+    if torch.allclose(got, _swiglu(x, *w, gated=False), atol=1e-9) or torch.allclose(
+            got, _swiglu(x, *w, act=lambda t: t), atol=1e-9):
+        return failed("no gating: the hidden layer should be the elementwise product silu(x W_gate) * (x W_up)",
+                      "the product of the two branches")
+    return failed("the maps are right, the outputs are not", "forward")
+
+
+def _rms(x, weight, eps, mean_square=True, centre=False, eps_outside=False):
+    if centre:
+        x = x - x.mean(dim=-1, keepdim=True)
+    ms = x.pow(2).mean(dim=-1, keepdim=True) if mean_square else x.pow(2).sum(dim=-1, keepdim=True)
+    return (x / (ms.sqrt() + eps) if eps_outside else x / torch.sqrt(ms + eps)) * weight
+
+
+@check
+def check_rms_norm(MyRMSNorm) -> bool:
+    """Write: ``MyRMSNorm(d_model, eps=1e-6)``, a learned gain ``weight`` of ones (no shift) and
+    ``forward(x) = x / sqrt(mean(x²) + eps) * weight`` over the last axis."""
+    where = "your MyRMSNorm"
+    d = 8
+    ok, module = attempt(MyRMSNorm, d, where=where)
+    if not ok:
+        return False
+    weight = getattr(module, "weight", None)
+    if weight is None:
+        return todo("not done yet: the module has no weight", "__init__")
+    if not isinstance(weight, nn.Parameter) or tuple(weight.shape) != (d,):
+        return failed(f"weight should be an nn.Parameter of shape ({d},), one gain per feature", "__init__")
+    if not torch.equal(weight.detach(), torch.ones(d)):
+        return failed("weight should start at ones, so that a new RMSNorm only rescales", "weight's initial value")
+    if any(p.numel() == d for name, p in module.named_parameters() if name != "weight"):
+        return failed("the module has a second vector of parameters: RMSNorm has a gain and no shift (no bias)",
+                      "the parameters in __init__")
+    eps = getattr(module, "eps", 1e-6)
+    g = torch.Generator().manual_seed(8)
+    x = 2 * torch.randn(2, 4, d, generator=g, dtype=torch.float64) + 0.5
+    x[1, 3] = 1e-4 * torch.randn(d, generator=g, dtype=torch.float64)                 # a tiny token: eps matters
+    gain = 1 + torch.randn(d, generator=g, dtype=torch.float64) / 4
+    module = module.double()
+    with torch.no_grad():
+        module.weight.copy_(gain)
+    ok, got = attempt(module, x.clone(), where=where)
+    if not ok:
+        return False
+    if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(x.shape):
+        return failed(f"forward should return a tensor of the input's shape {tuple(x.shape)}", "the return line")
+    got = got.detach()
+    if torch.allclose(got, _rms(x, gain, eps), atol=1e-7):
+        return passed("the same as x / sqrt(mean(x²) + eps) * weight, a tiny token included")
+    if torch.allclose(got, _rms(x, gain, eps, centre=True), atol=1e-7):
+        return failed("your RMSNorm subtracts the mean first: that is LayerNorm without its shift", "the mean")
+    if torch.allclose(got, _rms(x, gain, eps, mean_square=False), atol=1e-7):
+        return failed("you sum the squares; the root of their mean is the size per feature", "sum against mean")
+    if torch.allclose(got, _rms(x, gain, eps, eps_outside=True), atol=1e-7):
+        return failed("eps is added outside the square root; on a tiny token that changes the output",
+                      "where eps goes")
+    if torch.allclose(got, _rms(x, torch.ones(d, dtype=torch.float64), eps), atol=1e-7):
+        return failed("the output ignores weight, the learned gain", "the last multiplication")
+    return failed("the output has other values than x / sqrt(mean(x²) + eps) * weight", "forward")
+
+
+@functools.lru_cache(maxsize=32)
+def _stream(num_layers, norm_first, d=64, seed=0, before=False, reduce="mean", axis=-1):
+    from course_lib import EncoderLayer
+
+    rng = torch.get_rng_state()                       # the lecture's random numbers are left as they were
+    torch.manual_seed(seed)
+    layers = [EncoderLayer(d, 4, 4 * d, norm_first=norm_first).eval() for _ in range(num_layers)]
+    x = torch.randn(8, 16, d)
+    sizes = []
+    with torch.no_grad():
+        for layer in layers:
+            if before:
+                sizes.append(x.norm(dim=axis).mean().item())
+            x = layer(x)
+            if not before:
+                norms = x.norm(dim=axis)
+                sizes.append(norms.mean().item() if reduce == "mean" else norms.max().item())
+    torch.set_rng_state(rng)
+    return tuple(sizes)
+
+
+@check
+def check_stream_sizes(stream_sizes) -> bool:
+    """Write: ``stream_sizes(num_layers, norm_first, d=64, seed=0)``: the mean size (norm over the features) of
+    the tokens after each layer of a freshly initialised stack, as the lecture describes."""
+    where = "your stream_sizes"
+    for norm_first in (False, True):
+        rng = torch.get_rng_state()                   # your function seeds torch: the lecture's numbers stay
+        try:
+            ok, got = attempt(stream_sizes, 4, norm_first, where=where)
+        finally:
+            torch.set_rng_state(rng)
+        if not ok:
+            return False
+        if isinstance(got, torch.Tensor):
+            got = got.tolist()
+        if not isinstance(got, (list, tuple)) or len(got) != 4:
+            return failed("stream_sizes should return one number per layer, 4 for 4 layers", "the return line")
+        try:
+            got = [float(v) for v in got]
+        except (TypeError, ValueError):
+            return failed("stream_sizes should return numbers", "what is appended")
+        want = _stream(4, norm_first)
+        name = "pre-LN" if norm_first else "post-LN"
+        if all(abs(a - b) <= 1e-4 * max(1.0, abs(b)) for a, b in zip(got, want)):
+            continue
+        if all(abs(a - b) <= 1e-4 * max(1.0, abs(b)) for a, b in zip(got, _stream(4, norm_first, before=True))):
+            return failed(f"{name}: your sizes are those of each layer's input: one layer late",
+                          "measure after the layer")
+        if all(abs(a - b) <= 1e-4 * max(1.0, abs(b)) for a, b in zip(got, _stream(4, norm_first, axis=0))):
+            return failed(f"{name}: your norm runs over the batch, not over each token's features",
+                          "the axis of the norm")
+        if all(abs(a - b) <= 1e-4 * max(1.0, abs(b)) for a, b in zip(got, _stream(4, norm_first, reduce="max"))):
+            return failed(f"{name}: you keep the largest token's size; the mean over the tokens is asked",
+                          "how the tokens' sizes are summarised")
+        return failed(f"{name}: your sizes differ from the reference (same seed, same layers)",
+                      "the seed, the layers' order and what is measured")
+    return passed("the sizes of the stream after each layer, post-LN and pre-LN")
