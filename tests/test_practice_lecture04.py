@@ -34,6 +34,8 @@ def test_stable_softmax(capsys):
     assert "sharpen" in said(capsys, lecture04.check_stable_softmax, times_tau)
     wrong_axis = lambda z, tau=1.0: (z - z.max()).exp() / (z - z.max()).exp().sum(dim=0, keepdim=True)
     assert "axis of the sum" in said(capsys, lecture04.check_stable_softmax, wrong_axis)
+    column_max = lambda z, tau=1.0: stable_softmax(z / tau - (z / tau).max(dim=0).values)      # max over the batch
+    assert "one number per row" in said(capsys, lecture04.check_stable_softmax, column_max)
     assert said(capsys, lecture04.check_stable_softmax, lambda z, tau=1.0: ...).startswith("○")
 
 
@@ -64,15 +66,6 @@ def test_nearest(capsys):
         return sims.topk(k).indices
     assert said(capsys, lecture04.check_nearest, wrong_axis).startswith("✗")
     assert said(capsys, lecture04.check_nearest, lambda table, i, k=5: None).startswith("○")
-
-
-def test_cold_softmax_and_temperature(capsys):
-    z = torch.tensor([3.0, 2.2, 1.6, 1.2, 0.8, 0.3, 0.0, -1.5])
-    words = ["tired", "wide", "big", "slow", "happy", "far", "late", "street"]
-    cold = torch.softmax(z / 0.01, dim=-1)
-    assert said(capsys, lecture04.check_cold_softmax, "argmax", cold, words).startswith("✓")
-    assert "the other end" in said(capsys, lecture04.check_cold_softmax, "uniform", cold, words)
-    assert said(capsys, lecture04.check_cold_softmax, ..., cold, words).startswith("○")
 
 
 def sample(logits, tau, k, n, generator):
@@ -182,6 +175,17 @@ def test_tied_head(capsys):
             log_p = z - z.logsumexp(dim=-1, keepdim=True)
             return -log_p[:, 0].mean()
     assert "which entry" in said(capsys, lecture04.check_tied_head, WrongEntry)
+
+    class RandomBias(TiedHead):
+        def __init__(self, embedding):
+            super().__init__(embedding)
+            self.bias = nn.Parameter(torch.randn(embedding.num_embeddings))
+    assert "not at zero" in said(capsys, lecture04.check_tied_head, RandomBias)
+
+    class Library(TiedHead):
+        def loss(self, h, targets):
+            return F.cross_entropy(self(h), targets)
+    assert "calls cross_entropy" in said(capsys, lecture04.check_tied_head, Library)
     assert said(capsys, lecture04.check_tied_head, lambda e: None).startswith("○")
 
 
@@ -189,5 +193,71 @@ def test_quizzes(capsys):
     assert said(capsys, lecture04.check_doubled_logits, 0.982).startswith("✓")
     assert "before the change" in said(capsys, lecture04.check_doubled_logits, 0.881)
     assert said(capsys, lecture04.check_doubled_logits, None).startswith("○")
-    assert said(capsys, lecture04.check_dropout_scale, 1.25).startswith("✓")
-    assert "0.8" in said(capsys, lecture04.check_dropout_scale, 0.8)
+    assert said(capsys, lecture04.check_score_std, 1).startswith("✓")
+    for wrong, word in ((8, "division by sqrt(d_k) is missing"), (64, "variance"), (0.125, "twice"), (3, "too large")):
+        assert word in said(capsys, lecture04.check_score_std, wrong)
+    assert "not done yet: set score_std" in said(capsys, lecture04.check_score_std, ...)
+
+
+def wordpiece_split(word, vocab):
+    pieces, start = [], 0
+    while start < len(word):
+        end = len(word)
+        while end > start:
+            piece = word[start:end] if start == 0 else "##" + word[start:end]
+            if piece in vocab:
+                break
+            end -= 1
+        if end == start:
+            return ["[UNK]"]
+        pieces.append(piece)
+        start = end
+    return pieces
+
+
+def test_wordpiece(capsys):
+    check = lecture04.check_wordpiece
+    assert said(capsys, check, wordpiece_split).startswith("✓")
+
+    def shortest(word, vocab):
+        pieces, start = [], 0
+        while start < len(word):
+            end = start + 1
+            while end <= len(word) and (word[start:end] if start == 0 else "##" + word[start:end]) not in vocab:
+                end += 1
+            if end > len(word):
+                return ["[UNK]"]
+            pieces.append(word[start:end] if start == 0 else "##" + word[start:end])
+            start = end
+        return pieces
+    assert "the longest piece" in said(capsys, check, shortest)
+
+    def unmarked(word, vocab):
+        return wordpiece_split(word, {p.removeprefix("##") for p in vocab})
+    assert "## before it" in said(capsys, check, lambda w, v: wordpiece_split(w, v) and _no_mark(w, v))
+
+    def skips(word, vocab):                                  # drops a letter it cannot match
+        pieces = wordpiece_split(word, vocab)
+        return [p for p in pieces if p != "[UNK]"] or wordpiece_split(word.replace("z", "").replace("x", ""), vocab)
+    assert "becomes [UNK]" in said(capsys, check, skips)
+
+    def piece_unk(word, vocab):                             # [UNK] for the piece, not the word
+        return wordpiece_split(word, vocab) if set(word) <= set("unbelievablyplayingcatsed") else \
+            wordpiece_split(word.strip("zx"), vocab) + ["[UNK]"]
+    assert "the whole word" in said(capsys, check, piece_unk)
+    assert said(capsys, check, lambda w, v: ...).startswith("○")
+    assert unmarked("play", {"play"}) == ["play"]
+
+
+def _no_mark(word, vocab):
+    """The split with continuation pieces looked up without ##."""
+    pieces, start = [], 0
+    while start < len(word):
+        end = len(word)
+        while end > start and word[start:end] not in vocab:
+            end -= 1
+        if end == start:
+            return ["[UNK]"]
+        pieces.append(word[start:end])
+        start = end
+    return pieces

@@ -6,12 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from course_lib import sinusoidal_positional_encoding
 from course_lib.practice import lecture05
-
-D = 64
-PE = sinusoidal_positional_encoding(400, D).double()
-OMEGA = 10000 ** (-torch.arange(0, D, 2, dtype=torch.float64) / D)
 
 
 def said(capsys, check, *args) -> str:
@@ -19,30 +14,6 @@ def said(capsys, check, *args) -> str:
     out = capsys.readouterr().out.strip()
     assert len(out.splitlines()) == 1, out
     return out
-
-
-def shift(k):
-    m = torch.zeros(D, D, dtype=torch.float64)
-    c, s = torch.cos(k * OMEGA), torch.sin(k * OMEGA)
-    m[0::2, 0::2], m[0::2, 1::2] = torch.diag(c), torch.diag(-s)
-    m[1::2, 0::2], m[1::2, 1::2] = torch.diag(s), torch.diag(c)
-    return m
-
-
-def scores_of(w_q, w_k, T=12):
-    return (PE[:T] @ w_q) @ (PE[:T] @ w_k).T
-
-
-def test_three_back(capsys):
-    eye = torch.eye(D, dtype=torch.float64)
-    for w_q, w_k in ((shift(-3), eye), (eye, shift(3)), (shift(3).T, eye)):         # every right answer passes
-        assert said(capsys, lecture05.check_three_back, w_q, w_k, scores_of(w_q, w_k), PE).startswith("✓")
-    assert "ahead" in said(capsys, lecture05.check_three_back, shift(3), eye, scores_of(shift(3), eye), PE)
-    assert "itself" in said(capsys, lecture05.check_three_back, shift(3), shift(3), scores_of(shift(3), shift(3)), PE)
-    assert "transposed" in said(capsys, lecture05.check_three_back, shift(-3), eye, scores_of(shift(-3), eye).T, PE)
-    assert "(64, 64)" in said(capsys, lecture05.check_three_back, eye[:8], eye, scores_of(eye, eye), PE)
-    assert "not done yet" in said(capsys, lecture05.check_three_back, ..., eye, ..., PE)
-    assert "highest, not" in said(capsys, lecture05.check_three_back, shift(-5), eye, scores_of(shift(-5), eye), PE)
 
 
 class RelativePositionBias(nn.Module):
@@ -127,10 +98,13 @@ def test_probe(capsys):
 
 
 def test_quizzes(capsys):
-    assert said(capsys, lecture05.check_inverse_shift, "M_3.T").startswith("✓")
-    assert "sign" in said(capsys, lecture05.check_inverse_shift, "-M_3")
-    assert said(capsys, lecture05.check_embedding_scale, 32).startswith("✓")
-    assert said(capsys, lecture05.check_embedding_scale, math.sqrt(2 * 768), 768).startswith("✓")
-    assert "too small" in said(capsys, lecture05.check_embedding_scale, math.sqrt(768), 768)
-    assert "too small" in said(capsys, lecture05.check_embedding_scale, math.sqrt(512))
-    assert "not done yet" in said(capsys, lecture05.check_embedding_scale, ...)
+    assert said(capsys, lecture05.check_rope_score, math.cos(2)).startswith("✓")
+    for wrong, word in ((1.0, "unturned"), (math.cos(8), "subtract"), (math.cos(5), "key is turned"),
+                        (math.cos(3), "query is turned"), (-math.cos(2), "sign"), (0.5, "cosine")):
+        assert word in said(capsys, lecture05.check_rope_score, wrong)
+    assert "not done yet: set score" in said(capsys, lecture05.check_rope_score, ...)
+    assert said(capsys, lecture05.check_biased_weight, math.exp(3) / (math.exp(3) + 3)).startswith("✓")
+    for wrong, word in ((0.25, "before the softmax"), (1.0, "argmax"), (0.75, "e^3"),
+                        (math.exp(3) / (math.exp(3) + 4), "twice"), (0.5, "too small")):
+        assert word in said(capsys, lecture05.check_biased_weight, wrong)
+    assert "not done yet: set weight" in said(capsys, lecture05.check_biased_weight, ...)

@@ -1,5 +1,7 @@
 """The checks of lecture 06's practice say what is wrong for the usual mistakes, in one line."""
 
+import math
+
 import torch
 
 from course_lib import causal_mask
@@ -75,6 +77,8 @@ def test_mean_pool(capsys):
     assert "what you divide by" in said(capsys, lecture06.check_mean_pool, by_T)
     assert "padded positions" in said(capsys, lecture06.check_mean_pool, inverted)
     assert "(B, d_model)" in said(capsys, lecture06.check_mean_pool, lambda h, pad: h)
+    normalised = lambda h, pad: torch.nn.functional.normalize(right(h, pad), dim=-1)    # mean_pool's default
+    assert "length 1" in said(capsys, lecture06.check_mean_pool, normalised)
 
 
 def test_bucketed(capsys):
@@ -105,10 +109,40 @@ def test_bucketed(capsys):
 
 
 def test_quizzes(capsys):
-    assert said(capsys, lecture06.check_padded_cells, 4).startswith("✓")
-    assert "too many" in said(capsys, lecture06.check_padded_cells, 15)
-    assert said(capsys, lecture06.check_one_long_sentence, 1 - 438 / 4096).startswith("✓")
-    assert "too large" in said(capsys, lecture06.check_one_long_sentence, 1 - 310 / 4096)
-    assert said(capsys, lecture06.check_layer_norm_axis, "d_model").startswith("✓")
-    assert "lecture 03" in said(capsys, lecture06.check_layer_norm_axis, "T")
-    assert "not done yet" in said(capsys, lecture06.check_junk_padding, 0, None, torch.zeros(1), torch.zeros(1), 0)
+    assert said(capsys, lecture06.check_masked_weight, math.exp(2) / (math.exp(2) + 2)).startswith("✓")
+    for wrong, word in ((math.exp(2) / (math.exp(2) + 4), "padded keys were counted"), (1 / 3, "equal"),
+                        (0.2, "all five"), (1.0, "argmax"), (0.5, "too small")):
+        assert word in said(capsys, lecture06.check_masked_weight, wrong)
+    assert "not done yet: set weight" in said(capsys, lecture06.check_masked_weight, ...)
+    assert said(capsys, lecture06.check_ignored_loss, 3).startswith("✓")
+    for wrong, word in ((2, "leave the count"), (4, "means"), (12, "sum"), (2.5, "too small")):
+        assert word in said(capsys, lecture06.check_ignored_loss, wrong)
+    assert "not done yet: set loss" in said(capsys, lecture06.check_ignored_loss, ...)
+
+
+def pack(seqs, row_len, pad_id, fits=lambda used, n, L: used + n <= L, together=False):
+    rows, segs = [[]], [[]]
+    for n, s in enumerate(seqs):
+        if not fits(len(rows[-1]), len(s), row_len):
+            rows.append([])
+            segs.append([])
+        rows[-1] += s
+        segs[-1] += [n] * len(s)
+    ids = torch.full((len(rows), row_len), pad_id)
+    seg = torch.full((len(rows), row_len), -1)
+    for r, (row, sg) in enumerate(zip(rows, segs)):
+        ids[r, :len(row)] = torch.tensor(row)
+        seg[r, :len(sg)] = torch.tensor(sg)
+    allow = (seg[:, :, None] == seg[:, None, :]) & (seg[:, None, :] >= 0)
+    if together:
+        allow = (seg[:, None, :] >= 0).expand_as(allow).clone()
+    return ids, allow
+
+
+def test_pack(capsys):
+    check = lecture06.check_pack
+    assert said(capsys, check, pack).startswith("✓")
+    assert "padding, not packing" in said(capsys, check, lambda s, L, p: pack(s, L, p, fits=lambda u, n, L: u == 0))
+    assert "exactly fills" in said(capsys, check, lambda s, L, p: pack(s, L, p, fits=lambda u, n, L: u + n < L))
+    assert "read each other" in said(capsys, check, lambda s, L, p: pack(s, L, p, together=True))
+    assert "not done yet" in said(capsys, check, lambda s, L, p: ...)

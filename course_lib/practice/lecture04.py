@@ -6,6 +6,7 @@ and returns None, so that a check cell shows that line and nothing else.
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import torch
@@ -15,40 +16,14 @@ from torch import nn
 from . import attempt, check, failed, number, passed, same_tensor, todo, unanswered
 
 __all__ = [
-    "check_cold_softmax",
     "check_doubled_logits",
-    "check_dropout_scale",
-    "check_embed_by_matmul",
     "check_nearest",
     "check_sample",
+    "check_score_std",
     "check_stable_softmax",
     "check_tied_head",
+    "check_wordpiece",
 ]
-
-
-@check
-def check_embed_by_matmul(fn) -> bool:
-    """The student's ``embed_by_matmul(ids, table)``: one-hot rows times the table."""
-    where = "embed_by_matmul"
-    g = torch.Generator().manual_seed(4)
-    table = torch.randn(28, 8, generator=g)                 # (V, d_model)
-    ids = torch.tensor([2, 5, 8, 2, 11])                    # (T,): ids below V - 1, "the" twice
-    try:
-        got = fn(ids, table)
-    except Exception as exc:  # the student's error, on one line
-        text = (str(exc).splitlines() or [""])[0]
-        if "cannot be multiplied" in text or "size mismatch" in text or "shape" in text:
-            return failed("the one-hot matrix and the table do not fit together: a one-hot row needs one "
-                          "entry per vocabulary token, V of them (look at how the one-hot matrix is made)", where)
-        if "dtype" in text or "Long" in text or "expected" in text:
-            return failed(f"your code raised {type(exc).__name__}: {text} (a one-hot matrix of integers "
-                          "cannot multiply a float table: look at its dtype)", where)
-        return failed(f"your code raised {type(exc).__name__}: {text}", where)
-    if unanswered(got):
-        return todo(f"not done yet: {where} returned {got!r}", where)
-    if not same_tensor(got, table[ids], "the result", where):
-        return False
-    return passed("one-hot rows times E select rows of E: the same numbers as the look-up table[ids]")
 
 
 @check
@@ -68,6 +43,12 @@ def check_stable_softmax(fn) -> bool:
     if not torch.allclose(sums, torch.ones_like(sums), atol=1e-6):
         return failed(f"the rows of the output sum to {sums.min().item():.3g} .. {sums.max().item():.3g}, not 1: "
                       "each row is one distribution over the V tokens (look at the axis of the sum)", where)
+    column_shift = z - z.max(dim=0, keepdim=True).values                          # each column its own shift
+    if torch.allclose(got, column_shift.exp() / column_shift.exp().sum(-1, keepdim=True), atol=1e-6) and \
+            not torch.allclose(got, torch.softmax(z, dim=-1), atol=1e-6):
+        return failed("each column of logits was shifted by its own maximum, so the logits of one row moved by "
+                      "different amounts and their gaps changed: the shift must be one number per row (look at "
+                      "over which axis the maximum is taken)", where)
     if not same_tensor(got, torch.softmax(z, dim=-1), "at tau = 1 the output", where):
         return False
     sharp = fn(z.clone(), 0.5).to(torch.float64)
@@ -92,25 +73,6 @@ def check_stable_softmax(fn) -> bool:
         return False
     return passed("right for ordinary logits, for tau = 0.5, and for logits of +-1000: shifting each row by its "
                   "own maximum changes nothing but keeps exp in range")
-
-
-@check
-def check_cold_softmax(prediction, p_cold, words) -> bool:
-    """The student predicted what softmax(z / tau) becomes as tau -> 0 (the exercise cell prints nothing)."""
-    choices = ("argmax", "uniform", "unchanged")
-    if unanswered(prediction):
-        return todo("not done yet: set tau_prediction to one of " + ", ".join(repr(c) for c in choices))
-    if prediction not in choices:
-        return failed(f"tau_prediction should be one of {', '.join(repr(c) for c in choices)}, got {prediction!r}")
-    top = int(p_cold.argmax())
-    if prediction == "uniform":
-        return failed(f"at tau = 0.01 the probability of {words[top]!r} is {p_cold[top].item():.4f}: uniform "
-                      "is the other end, tau -> infinity (look at what dividing by a small tau does to the gaps)")
-    if prediction == "unchanged":
-        return failed(f"at tau = 0.01 the probability of {words[top]!r} is {p_cold[top].item():.4f}: dividing the "
-                      "logits by tau multiplies every gap between them by 1/tau, and softmax depends on the gaps")
-    return passed(f"all the mass goes to the largest logit: p({words[top]}) = {p_cold[top].item():.4f} at "
-                  "tau = 0.01; tau -> 0 is the argmax")
 
 
 #: the logits of the sampling check: eight tokens, far apart enough that a wrong temperature shows
@@ -303,6 +265,9 @@ def _tied_head(cls) -> bool:
     if not biases:
         return failed(f"no bias of shape (V,) = ({V},) among the head's parameters: tying shares W, the head keeps "
                       "its own b (look at the head's parameters)", where)
+    if biases[0].detach().abs().max() > 0:
+        return failed(f"the bias starts at values up to {biases[0].detach().abs().max().item():.2g}, not at zero: a "
+                      "random start favours some tokens before any training (look at how b is made)", where)
     extra = sum(p.numel() for p in own)
     if extra != V:
         return failed(f"besides the shared table the head holds {extra} numbers; its own part is the bias, V = {V} "
@@ -324,6 +289,14 @@ def _tied_head(cls) -> bool:
                       "(look at what you store)", where)
     if not callable(getattr(head, "loss", None)):
         return failed("the head has no method loss(h, targets) (look at the class: a third method)", where)
+    try:
+        loss_source = inspect.getsource(type(head).loss)
+    except (OSError, TypeError):
+        loss_source = ""
+    called = [name for name in ("cross_entropy", "log_softmax", "nll_loss") if name in loss_source]
+    if called:
+        return failed(f"loss calls {called[0]}: the task is to compute log p yourself, with the shift by each row's "
+                      "maximum (look at the formula for log p above the cell)", where)
     flat, targets = h.reshape(6, d), torch.tensor([0, 4, 4, 9, 2, 10])          # (N, d_model), (N,)
     ok, loss = attempt(head.loss, flat, targets, where=where)
     if not ok:
@@ -359,17 +332,92 @@ def _tied_head(cls) -> bool:
                   "F.cross_entropy even for logits of several hundred, and its gradient reaches E")
 
 
+
+
 @check
-def check_dropout_scale(answer) -> bool:
-    """Retrieval quiz (lecture 03): dropout with P = 0.2 in training; a kept entry of value 1 becomes?"""
+def check_score_std(answer) -> bool:
+    """Retrieval quiz (lecture 02): q and k of d_k = 64 features, every entry independent N(0, 1); the standard
+    deviation of q . k / sqrt(d_k)?"""
     if unanswered(answer):
-        return todo("not done yet: set kept to a number")
-    p = 0.2
-    value = 1 / (1 - p)
-    if isinstance(answer, (int, float)) and not isinstance(answer, bool) and abs(answer - (1 - p)) < 1e-6:
-        return failed("0.8 shrinks the kept entries; they must make up for the dropped ones so that the mean "
-                      "stays 1 (look at the expected value of the output, lecture 03)", "kept")
-    return number(answer, value, "1 / (1 - 0.2) = 1.25: 80 % of the entries survive, each 1.25 times as large, "
-                  "so the mean stays 1 and evaluation needs no rescaling", rel_tol=1e-3,
-                  low="too small (look at the expected value of the output, lecture 03)",
-                  high="too large (look at the expected value of the output, lecture 03)", where="kept")
+        return todo("not done yet: set score_std to a number", "lecture 02")
+    causes = {8.0: "8 is the standard deviation of q . k itself, a sum of 64 products of variance 1: the division "
+                   "by sqrt(d_k) is missing (lecture 02, the scaling)",
+              64.0: "64 is the variance of q . k, before the division: a standard deviation is its square root, "
+                    "and the division by sqrt(d_k) follows (lecture 02, the scaling)",
+              0.125: "0.125 divides by sqrt(d_k) twice: q . k has standard deviation sqrt(d_k) = 8, divided once "
+                     "by 8 (lecture 02, the scaling)"}
+    try:
+        got = float(answer)
+    except (TypeError, ValueError):
+        return failed(f"score_std should be a number, got {answer!r}", "lecture 02")
+    for wrong, why in causes.items():
+        if math.isclose(got, wrong, rel_tol=1e-3):
+            return failed(why, "lecture 02")
+    return number(got, 1.0, "1: q . k sums 64 products of variance 1, variance 64; divided by sqrt(64) = 8 the "
+                  "scores have standard deviation 1 whatever d_k, the temperature that keeps the softmax soft",
+                  rel_tol=0.02, low="too small: q . k has variance d_k (lecture 02, the scaling)",
+                  high="too large: q . k has variance d_k (lecture 02, the scaling)", where="lecture 02",
+                  name="score_std")
+
+
+#: a toy WordPiece vocabulary where the longest match and the shortest one split words differently
+_PIECES = {"un", "u", "n", "##n", "##b", "##bel", "##e", "##i", "##ie", "##v", "##va", "##a", "##bly", "##l", "##y",
+           "##g", "##d",
+           "play", "p", "##lay", "##ing", "##ed", "##s", "cat", "c", "##at", "##t"}
+_WORDS = {"unbelievably": ["un", "##bel", "##ie", "##va", "##bly"], "playing": ["play", "##ing"],
+          "cats": ["cat", "##s"], "played": ["play", "##ed"], "play": ["play"], "catz": ["[UNK]"],
+          "xplay": ["[UNK]"]}
+
+
+def _split(word: str, vocab, longest: bool = True, mark: str = "##") -> list[str]:
+    """WordPiece's split (``longest=True``, ``mark="##"``), or a wrong variant: the shortest match first, or
+    continuation pieces looked up without their mark."""
+    pieces, start = [], 0
+    while start < len(word):
+        ends = range(len(word), start, -1) if longest else range(start + 1, len(word) + 1)
+        piece = next((p for p in ((word[start:e] if start == 0 else mark + word[start:e]) for e in ends)
+                      if p in vocab), None)
+        if piece is None:
+            return ["[UNK]"]
+        pieces.append(piece)
+        start += len(piece) - (len(mark) if start else 0)
+    return pieces
+
+
+@check
+def check_wordpiece(fn) -> bool:
+    """The student's ``wordpiece_split(word, vocab)``: BERT's greedy longest-match-first split of one word into
+    pieces of ``vocab`` (``##`` before every piece but the first), or ``["[UNK]"]`` when some part of the word
+    matches no piece."""
+    where = "wordpiece_split"
+    got = {}
+    for word in _WORDS:
+        ok, pieces = attempt(fn, word, set(_PIECES), where=where)
+        if not ok:
+            return False
+        if not isinstance(pieces, (list, tuple)) or not all(isinstance(p, str) for p in pieces):
+            return failed(f"wordpiece_split should return a list of str, got {type(pieces).__name__} for {word!r}",
+                          where)
+        got[word] = list(pieces)
+    for word, want in _WORDS.items():
+        have = got[word]
+        if have == want:
+            continue
+        if want == ["[UNK]"]:
+            if "[UNK]" in have:
+                return failed(f"{word!r} gave {have}: when a part of the word matches no piece, the whole word "
+                              "becomes one [UNK] (look at what you return when nothing matches)", where)
+            return failed(f"{word!r} gave {have}, but its letter {'z' if 'z' in word else 'x'!r} is no piece: the "
+                          "word cannot be spelled and becomes [UNK] (look at the case where no piece matches)", where)
+        if have == _split(word, _PIECES, mark=""):
+            return failed(f"{word!r} gave {have}, expected {want}: every piece after the first is looked up with "
+                          "## before it, the mark of a continuation (look at the continuation pieces)", where)
+        if have == _split(word, _PIECES, longest=False):
+            return failed(f"{word!r} gave {have}, the shortest pieces first; WordPiece takes the longest piece of "
+                          f"the vocabulary at each step, {want} (look at the order in which you try lengths)", where)
+        if [p.removeprefix("##") for p in have] == [p.removeprefix("##") for p in want]:
+            return failed(f"{word!r} gave {have}, expected {want}: ## marks every piece after the first, and only "
+                          "those (look at the continuation pieces)", where)
+        return failed(f"{word!r} gave {have}, expected {want} (look at where the next piece starts)", where)
+    return passed(f"{len(_WORDS)} words split as BERT's WordPiece does: the longest piece first, ## on every "
+                  "continuation, and [UNK] for a word that cannot be spelled")

@@ -8,10 +8,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from . import attempt, check, choice, failed, number, passed, todo, unanswered
+from . import attempt, check, failed, number, passed, todo, unanswered
 
-__all__ = ["check_order_prediction", "check_inverse_shift", "check_three_back", "check_probe",
-           "check_relative_position_bias", "check_embedding_scale", "linear_probe_accuracy"]
+__all__ = ["check_order_prediction", "check_probe", "check_relative_position_bias", "check_rope_score",
+           "check_biased_weight", "linear_probe_accuracy"]
 
 
 @check
@@ -34,56 +34,6 @@ def check_order_prediction(same_mean, same_first, encoder, a, b) -> bool:
                       "section 1, the picture of the two orders")
     return passed("both the same: each word gets the same output in both orders, only listed elsewhere; "
                   "position 0 holds cls in both")
-
-
-@check
-def check_inverse_shift(answer) -> bool:
-    """Quiz: M_3 maps PE(pos) to PE(pos + 3); which matrix maps PE(pos) to PE(pos - 3)?"""
-    return choice(answer, "M_3.T",
-                  {"-M_3": "−M_3 flips the sign of every feature: PE(pos)(−M_3) = −PE(pos + 3), not a row of the "
-                           "table (look at what a rotation by −kω does to each pair)",
-                   "M_3 @ M_3": "two shifts by 3 are one shift by 6, forwards (rotations add their angles)",
-                   "no matrix": "every pair turns by the same angle whatever pos is, so turning back is one "
-                                "matrix too (look at R(kω) in section 3.1)"},
-                  "M_3 is a rotation, so its inverse is its transpose: M_3ᵀ = M_{−3} turns every pair back "
-                  "by 3ω_i", where="section 3.1: M_k is orthogonal")
-
-
-@check
-def check_three_back(w_q, w_k, scores, pe: torch.Tensor, T: int = 12) -> bool:
-    """Write W^Q and W^K (d_model x d_model) from the rotations M_k so that the scores
-    (PE W^Q)(PE W^K)^T of query p are largest at key p - 3, and compute those scores."""
-    where = "the rotation M_k and which side it turns"
-    if unanswered(w_q) or unanswered(w_k) or unanswered(scores):
-        return todo("not done yet: set w_q, w_k and scores")
-    d_model = pe.shape[1]
-    for name, w in (("w_q", w_q), ("w_k", w_k)):
-        if not isinstance(w, torch.Tensor) or tuple(w.shape) != (d_model, d_model):
-            shape = tuple(w.shape) if isinstance(w, torch.Tensor) else type(w).__name__
-            return failed(f"{name} should be a ({d_model}, {d_model}) tensor, one row per feature, got {shape}")
-    x = pe[:T].double()                                                            # (T, d_model)
-    expected = (x @ w_q.double()) @ (x @ w_k.double()).T                          # (T, T): query p, key q
-    if not isinstance(scores, torch.Tensor) or tuple(scores.shape) != (T, T):
-        shape = tuple(scores.shape) if isinstance(scores, torch.Tensor) else type(scores).__name__
-        return failed(f"scores should be ({T}, {T}), one row per query, got {shape}", "the last line")
-    if not torch.allclose(scores.double(), expected, atol=1e-6):
-        if torch.allclose(scores.double(), expected.T, atol=1e-6):
-            return failed("scores is transposed: row p should hold query p's scores against every key",
-                          "(PE W^Q)(PE W^K)ᵀ, queries first")
-        return failed("scores is not (PE[:T] W^Q)(PE[:T] W^K)ᵀ for your w_q and w_k", "the last line")
-    top = expected.argmax(dim=-1)                                                 # (T,): the key each query prefers
-    rows = torch.arange(3, T)
-    if torch.equal(top[rows], rows - 3):
-        weight = torch.softmax(expected, dim=-1)[rows, rows - 3].mean().item()
-        return passed(f"every query p ≥ 3 scores key p − 3 highest (softmax weight {weight:.2f} there on average): "
-                      "one fixed linear map per side, the same for every position")
-    if torch.equal(top[rows], rows):
-        return failed("every query scores itself highest: both sides are turned by the same angle, so the "
-                      "offset cancels", where)
-    if torch.equal(top[: T - 3], torch.arange(3, T)):
-        return failed("each query scores the key three tokens ahead (p + 3), not back", where)
-    p = int((top[rows] != rows - 3).nonzero()[0]) + 3
-    return failed(f"query {p} scores key {int(top[p])} highest, not {p - 3}", where)
 
 
 def linear_probe_accuracy(h_train: torch.Tensor, pos_train: torch.Tensor, h_test: torch.Tensor,
@@ -227,14 +177,55 @@ def check_relative_position_bias(cls) -> bool:
 
 
 @check
-def check_embedding_scale(answer, d_model: int = 512) -> bool:
-    """Retrieval (lecture 04): with nn.Embedding's N(0, 1) table, how many times larger is the RMS of the
-    token term E[id]·sqrt(d_model) than the position term's?"""
-    value = math.sqrt(2 * d_model)
-    return number(answer, value,
-                  f"RMS √{d_model} for the token term against 1/√2 for the positions: √(2·{d_model}) = "
-                  f"{value:g} times, so the positions would be drowned; course_lib draws E from N(0, 1/d_model)",
-                  rel_tol=0.05,
-                  low="too small: an N(0, 1) entry times √d_model has RMS √d_model, and a PE entry has RMS 1/√2",
-                  high="too large: a PE entry has RMS 1/√2 (each pair has sin² + cos² = 1)",
-                  where="lecture 04, the scale of the two terms")
+def check_rope_score(answer) -> bool:
+    """Quiz: one pair of features, theta = 1 radian per position, q = k = (1, 0); RoPE turns q as the token at
+    position 5 and k as the token at position 3. Their dot product?"""
+    value = math.cos(2.0)
+    if unanswered(answer):
+        return todo("not done yet: set score to a number", "section 5.1")
+    try:
+        got = float(answer)
+    except (TypeError, ValueError):
+        return failed(f"score should be a number, got {answer!r}", "section 5.1")
+    causes = {1.0: "1 is the score of two unturned vectors: RoPE turns both by their positions (look at R(mθ))",
+              math.cos(8.0): "cos 8 adds the two positions: the key's rotation enters transposed, so the angles "
+                             "subtract (look at R(mθ) R(nθ)ᵀ)",
+              math.cos(5.0): "cos 5 turns only the query: the key is turned too, by its own position",
+              math.cos(3.0): "cos 3 turns only the key: the query is turned too, by its own position",
+              -value: "the sign: turning both by their positions leaves cos((m − n)θ), and cos 2 is negative"}
+    for wrong, why in causes.items():
+        if math.isclose(got, wrong, abs_tol=5e-3):
+            return failed(why, "section 5.1")
+    return number(got, value, f"cos((5 − 3)·1) = {value:.3f}: only the offset m − n = 2 is left, whatever m and n "
+                  "are", rel_tol=0.0, abs_tol=5e-3,
+                  low="too small: the score of two unit vectors is the cosine of the angle left between them",
+                  high="too large: the score of two unit vectors is the cosine of the angle left between them",
+                  where="section 5.1", name="score")
+
+
+@check
+def check_biased_weight(answer) -> bool:
+    """Retrieval (lecture 04, softmax): a query scores four keys 0, 0, 0, 0; a relative bias adds 3 to the score of
+    the previous token. The softmax weight on the previous token?"""
+    value = math.exp(3) / (math.exp(3) + 3)
+    causes = {0.25: "0.25 spreads the weight evenly: the bias is added to the score before the softmax, so it "
+                    "changes the weights (look at where b enters)",
+              1.0: "1.0 is the argmax: a softmax gives every key e^score over the sum, never all to one "
+                   "(lecture 04, softmax)",
+              0.75: "the bias is not a share: it enters as e^3 in the softmax (lecture 04, softmax)",
+              math.exp(3) / (math.exp(3) + 4): "the denominator counts the previous key twice: e^3 + 3 e^0 over "
+                                               "the four keys (lecture 04, softmax)"}
+    if unanswered(answer):
+        return todo("not done yet: set weight to a number", "lecture 04, softmax")
+    try:
+        got = float(answer)
+    except (TypeError, ValueError):
+        return failed(f"weight should be a number, got {answer!r}", "lecture 04, softmax")
+    for wrong, why in causes.items():
+        if math.isclose(got, wrong, abs_tol=3e-3):
+            return failed(why, "section 6")
+    return number(got, value, f"e^3 / (e^3 + 3) = {value:.3f}: a bias of 3 multiplies that key's share by e^3 before "
+                  "the normalisation", rel_tol=0.0, abs_tol=3e-3,
+                  low="too small: the previous key gets e^(0 + 3), each other key e^0 (lecture 04, softmax)",
+                  high="too large: the other three keys keep e^0 each (lecture 04, softmax)",
+                  where="lecture 04, softmax", name="weight")

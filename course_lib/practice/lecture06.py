@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
+import torch.nn.functional as F
 
-from . import attempt, check, choice, failed, number, passed, todo, unanswered
+from . import attempt, check, failed, number, passed, todo, unanswered
 
-__all__ = ["check_collate", "check_padded_cells", "check_nan_rows", "check_layer_norm_axis",
-           "check_junk_padding", "check_mean_pool", "check_one_long_sentence", "check_bucketed"]
+__all__ = ["check_collate", "check_nan_rows", "check_mean_pool", "check_bucketed", "check_pack",
+           "check_masked_weight", "check_ignored_loss"]
 
 
 def _collate_reference(seqs, pad_id: int, max_len: int):
@@ -71,18 +74,6 @@ def check_collate(fn) -> bool:
 
 
 @check
-def check_padded_cells(answer, lengths=(3, 6, 5)) -> bool:
-    """Quiz: the number of padded cells in a batch with these lengths."""
-    T = max(lengths)
-    value = sum(T - n for n in lengths)
-    return number(answer, value,
-                  f"T = {T}, so {len(lengths)} × {T} = {len(lengths) * T} cells for {sum(lengths)} tokens: "
-                  f"{value} of them are padding", abs_tol=0.0, rel_tol=0.0,
-                  low="too few: every sentence is padded up to the longest one",
-                  high="too many: T is the longest length, not a fixed max_len", where="section 2, T = max L_b")
-
-
-@check
 def check_nan_rows(nan_rows, allowed: torch.Tensor) -> bool:
     """Predict which query rows of a ``-inf``-filled softmax are NaN under the mask ``allowed``."""
     if unanswered(nan_rows):
@@ -102,36 +93,6 @@ def check_nan_rows(nan_rows, allowed: torch.Tensor) -> bool:
         return failed(f"row {row} is NaN too{more}: its combined mask is [{cells}], no key at all",
                       "causal & not padding, that row")
     return passed(f"rows {truth}: the queries that may attend to no key at all")
-
-
-@check
-def check_layer_norm_axis(answer) -> bool:
-    """Retrieval (lecture 03): over which axis of (B, T, d_model) does LayerNorm take its statistics?"""
-    return choice(answer, "d_model",
-                  {"T": "statistics over the tokens would mix the padded positions into every real one (look at "
-                        "lecture 03: one mean and variance per token)",
-                   "B": "that is BatchNorm's idea: a sentence would then depend on its batch (lecture 03)",
-                   "all": "one mean for the whole batch would let padding and other sentences in (lecture 03)"},
-                  "one mean and one variance per token, over its own features: a padded position cannot "
-                  "reach a real one through LayerNorm, only through attention, which the mask closes",
-                  where="lecture 03, LayerNorm")
-
-
-@check
-def check_junk_padding(filler, out_junk, reference: torch.Tensor, mask: torch.Tensor, pad_id: int) -> bool:
-    """Change the id in the padded cells to a word's id and keep the real positions' outputs."""
-    if unanswered(filler) or unanswered(out_junk):
-        return todo("not done yet: set filler and compute out_junk")
-    if int(filler) == pad_id:
-        return todo(f"not done yet: the padded cells still hold the pad id {pad_id}: put a word's id there", "filler")
-    if not isinstance(out_junk, torch.Tensor) or out_junk.shape != reference.shape:
-        return failed(f"out_junk should be the encoder's output, shape {tuple(reference.shape)}")
-    real = ~mask
-    change = (out_junk[real] - reference[real]).abs().max().item()
-    if change > 1e-4:
-        return failed(f"the outputs at the real positions changed (by up to {change:.2f}): with a word in the "
-                      "padded cells the encoder no longer finds the padding by itself", "what Encoder needs to know")
-    return passed(f"filler {int(filler)} in every padded cell, and the real positions' outputs did not move")
 
 
 @check
@@ -159,24 +120,15 @@ def check_mean_pool(fn) -> bool:
     if torch.allclose(got, (h * keep).sum(1) / h.shape[1], atol=1e-6):
         return failed("the padding is left out of the sum but still counted in the division: sentence 1's "
                       "vector is 2/5 of what it should be", "what you divide by")
+    if torch.allclose(got, F.normalize(expected, dim=-1), atol=1e-6):
+        return failed("every vector has length 1: the masked mean was scaled to unit length afterwards, which the "
+                      "task does not ask (look at the last step: the mean itself is returned)", where)
     inv = (h * (1 - keep)).sum(1) / (1 - keep).sum(1).clamp(min=1)
     if torch.allclose(got, inv, atol=1e-6):
         return failed("this is the mean of the padded positions: True in a key_padding_mask means padding",
                       "which cells you keep")
     b = int((got - expected).abs().amax(1).argmax())
     return failed(f"sentence {b}'s vector differs from the mean of its real tokens", where)
-
-
-@check
-def check_one_long_sentence(answer, B: int = 32, short: int = 10, long: int = 128) -> bool:
-    """Quiz: the padded share of a batch of B sentences, one of ``long`` tokens and the rest ``short``."""
-    value = 1 - (long + (B - 1) * short) / (B * long)
-    return number(answer, value,
-                  f"{B} × {long} = {B * long:,} cells hold {long + (B - 1) * short} tokens: {value:.1%} is padding, "
-                  "paid for by every sentence in the batch", rel_tol=0.01, abs_tol=0.005,
-                  low="too small: the whole batch is padded to the one long sentence",
-                  high="too large: the long sentence and the short ones' real tokens are not padding",
-                  where="padding = 1 − real tokens / (B × T)")
 
 
 @check
@@ -216,3 +168,116 @@ def check_bucketed(fn, order: torch.Tensor, lengths: torch.Tensor, batch_size: i
         return failed(f"{share:.1%} padding, against {random_share:.1%} in random batches: the batches still "
                       "mix long and short sentences", "the sort inside each pool")
     return passed(f"{share:.1%} padding instead of {random_share:.1%}, and the batches still change with the shuffle")
+
+
+def _pack_reference(seqs, row_len: int, pad_id: int):
+    """Pack ``seqs`` in order into rows of ``row_len`` (a new row when the next one does not fit); returns
+    ``(ids, allow, segment)``: ids ``(R, row_len)``, allow ``(R, row_len, row_len)`` True where query and key
+    are in one sentence and the key is real, segment ``(R, row_len)``: the sentence of each cell, -1 for padding."""
+    rows, segments = [[]], [[]]
+    for n, s in enumerate(seqs):
+        if len(rows[-1]) + len(s) > row_len:
+            rows.append([])
+            segments.append([])
+        rows[-1] += list(s)
+        segments[-1] += [n] * len(s)
+    ids = torch.full((len(rows), row_len), pad_id, dtype=torch.long)
+    segment = torch.full((len(rows), row_len), -1, dtype=torch.long)
+    for r, (row, seg) in enumerate(zip(rows, segments)):
+        ids[r, :len(row)] = torch.tensor(row, dtype=torch.long)
+        segment[r, :len(seg)] = torch.tensor(seg, dtype=torch.long)
+    allow = (segment[:, :, None] == segment[:, None, :]) & (segment[:, None, :] >= 0)
+    return ids, allow, segment
+
+
+@check
+def check_pack(fn) -> bool:
+    """Write ``pack(seqs, row_len, pad_id)``: sentences packed in order into rows of ``row_len`` ids, and a
+    block-diagonal ``allow`` mask (True = may attend) that keeps each sentence to itself. Padded query rows are
+    not checked."""
+    where = "pack"
+    seqs = [[5, 6, 7, 8, 9], [10, 11, 12], [13, 14, 15, 16, 17, 18, 19], [20], [21, 22, 23, 24]]
+    ok, got = attempt(fn, [list(s) for s in seqs], 8, 0, where=where)
+    if not ok:
+        return False
+    if not isinstance(got, tuple) or len(got) != 2:
+        return failed("pack should return two things, (ids, allow)", where)
+    ids, allow = got
+    want_ids, want_allow, segment = _pack_reference(seqs, 8, 0)
+    if not isinstance(ids, torch.Tensor) or not isinstance(allow, torch.Tensor):
+        return failed("ids and allow should be tensors", where)
+    if ids.dim() != 2 or ids.shape[1] != 8:
+        return failed(f"ids should be (rows, row_len) = (rows, 8), got {tuple(ids.shape)}", where)
+    if ids.shape[0] == len(seqs):
+        return failed(f"{len(seqs)} rows for {len(seqs)} sentences: one sentence a row is padding, not packing; a "
+                      "row takes the next sentence while it fits (look at when a new row starts)", where)
+    if ids.shape[0] > want_ids.shape[0]:
+        return failed(f"{ids.shape[0]} rows where {want_ids.shape[0]} suffice: a sentence that exactly fills what "
+                      "is left of a row still fits (look at the comparison that starts a new row)", where)
+    if ids.shape[0] != want_ids.shape[0] or not torch.equal(ids.long(), want_ids):
+        return failed(f"ids {ids.tolist()}, expected {want_ids.tolist()}: sentences in their order, a new row when "
+                      "the next one does not fit, pad_id after the last (look at how rows are filled)", where)
+    if allow.dtype != torch.bool or tuple(allow.shape) != tuple(want_allow.shape):
+        return failed(f"allow should be bool of shape (rows, row_len, row_len) = {tuple(want_allow.shape)}, got "
+                      f"{allow.dtype} of shape {tuple(allow.shape)}", where)
+    real = segment >= 0                                                             # (R, L): real query rows
+    if torch.equal(allow[real], want_allow[real]):
+        return passed(f"{len(seqs)} sentences in {want_ids.shape[0]} rows of 8 instead of {len(seqs)} rows of 7, and "
+                      "each query attends only to its own sentence")
+    non_pad = real[:, None, :].expand_as(allow)
+    if torch.equal(allow[real], non_pad[real]):
+        return failed("every query may attend to every real key of its row: the sentences packed together read "
+                      "each other (look at what the mask compares: the sentence of query and key)", where)
+    return failed("the mask differs from one block per sentence (look at which query may attend which key)", where)
+
+
+@check
+def check_masked_weight(answer) -> bool:
+    """Retrieval quiz (lecture 04, softmax): scores 2, 0, 0 on three words and two padded keys masked out; the
+    weight of the first word?"""
+    value = math.exp(2) / (math.exp(2) + 2)
+    causes = {math.exp(2) / (math.exp(2) + 4): "the two padded keys were counted in the sum: masked keys get weight "
+                                               "exactly 0, so they leave the denominator (section 3)",
+              1 / 3: "the three words share the weight equally only when their scores are equal; the first scores 2 "
+                     "(lecture 04, softmax)",
+              0.2: "0.2 spreads the weight over all five keys, padding included, and ignores the scores (section 3)",
+              1.0: "1.0 is the argmax: a softmax gives every unmasked key some weight (lecture 04, softmax)"}
+    if unanswered(answer):
+        return todo("not done yet: set weight to a number", "section 3")
+    try:
+        got = float(answer)
+    except (TypeError, ValueError):
+        return failed(f"weight should be a number, got {answer!r}", "section 3")
+    for wrong, why in causes.items():
+        if math.isclose(got, wrong, abs_tol=3e-3):
+            return failed(why, "section 3")
+    return number(got, value, f"e^2 / (e^2 + 2) = {value:.3f}: the padded keys leave the sum, the three words share "
+                  "it by their scores", rel_tol=0.0, abs_tol=3e-3,
+                  low="too small: only the three words enter the sum (section 3)",
+                  high="too large: the other two words keep e^0 each (lecture 04, softmax)", where="section 3",
+                  name="weight")
+
+
+@check
+def check_ignored_loss(answer) -> bool:
+    """Quiz: per-token losses 1, 2, 3 (sentence 0, 3 words) and 6 (sentence 1, 1 word, padded to 3); the loss of
+    F.cross_entropy(..., ignore_index=pad_id) with its default mean?"""
+    value = (1 + 2 + 3 + 6) / 4
+    causes = {2.0: "2 divides by all 6 cells: the padded cells are ignored, so they leave the count too (look at "
+                   "what the mean runs over)",
+              4.0: "4 is the mean of the two sentences' means: the default reduction averages over the real tokens, "
+                   "each token once",
+              12.0: "12 is the sum: the default reduction is the mean over the real tokens"}
+    if unanswered(answer):
+        return todo("not done yet: set loss to a number", "the loss with ignore_index")
+    try:
+        got = float(answer)
+    except (TypeError, ValueError):
+        return failed(f"loss should be a number, got {answer!r}", "the loss with ignore_index")
+    for wrong, why in causes.items():
+        if math.isclose(got, wrong, abs_tol=1e-3):
+            return failed(why, "the loss with ignore_index")
+    return number(got, value, "(1 + 2 + 3 + 6) / 4 = 3: ignored cells leave both the sum and the count, so a "
+                  "sentence's padding never dilutes the loss", rel_tol=0.0, abs_tol=1e-3,
+                  low="too small: the mean runs over the 4 real tokens", high="too large: the mean runs over the 4 "
+                  "real tokens", where="the loss with ignore_index", name="loss")

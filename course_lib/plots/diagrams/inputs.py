@@ -12,7 +12,7 @@ from ..style import COLORS, position_color
 from .canvas import Canvas
 
 NOTE = COLORS["note"]
-VOCAB = ["<pad>", "the", "cat", "[MASK]", "sat", "mat"]
+VOCAB = ["<pad>", "<unk>", "[MASK]", "the", "cat", "sat", "mat"]   # the ids of lecture 04 and course_lib.training
 
 
 def _bars(c: Canvas, x, y_top, words, probs, row_h=0.24, length=1.0, highlight=None):
@@ -34,13 +34,14 @@ def draw_embedding_output():
     c = Canvas(8.6, 4.0)
     c.title("In and out: embedding lookup, ..., output layer and softmax over the vocabulary")
     cell, d = 0.2, 4
-    ids = {"the": 1, "cat": 2, "[MASK]": 3}
+    ids = {w: VOCAB.index(w) for w in ("the", "cat", "[MASK]")}
     ys = [2.75, 2.15, 1.55]
     for (word, i), y, t in zip(ids.items(), ys, range(3)):
         c.text(0.2, y, f"{word}", fontsize=10, ha="left", style="italic")
         c.text(0.75, y, f"id {i}", fontsize=10, ha="left", color=position_color(t))
     ex, ey = 1.75, 1.35
-    c.matrix(ex, ey, len(VOCAB), d, cell=cell, fill=COLORS["embed"], highlight_rows=(1, 2, 3), highlight="#e8a49b")
+    c.matrix(ex, ey, len(VOCAB), d, cell=cell, fill=COLORS["embed"], highlight_rows=tuple(ids.values()),
+             highlight="#e8a49b")
     c.text(ex + d * cell / 2, ey + len(VOCAB) * cell + 0.18, "E", fontsize=11, fontweight="bold")
     c.text(ex + d * cell / 2, ey - 0.12, "(V, d_model)", fontsize=9, color=NOTE, va="top")
     for i, y, t in zip(ids.values(), ys, range(3)):
@@ -61,18 +62,23 @@ def draw_embedding_output():
     c.text(6.05, 2.75, "output layer\n(weights tied to E)", fontsize=9, color=NOTE, va="bottom")
     # the softmax runs over the whole vocabulary, but a trained masked-language model gives <pad> and
     # [MASK] next to nothing (they are never the hidden word): only the words are drawn as bars
-    logits = np.array([-9.0, 0.4, 0.9, -9.0, 2.3, 1.1])
+    specials = ("<pad>", "<unk>", "[MASK]")
+    shown = {"the": 0.09, "cat": 0.14, "sat": 0.59, "mat": 0.18}             # rounded, they sum to 1.00
+    logits = np.array([-12.0 if w in specials else np.log(shown[w]) for w in VOCAB])
     probs = np.exp(logits) / np.exp(logits).sum()
-    words = [i for i, w in enumerate(VOCAB) if w not in ("<pad>", "[MASK]")]
+    words = [i for i, w in enumerate(VOCAB) if w not in specials]
+    assert np.round(probs[words], 2).sum() == 1.0 and probs[[VOCAB.index(w) for w in specials]].max() < 5e-3
     c.arrow((6.66, 2.3), (7.3, 2.3))
     c.text(6.98, 2.38, "softmax", fontsize=9, color=NOTE, va="bottom")   # over the arrow, clear of the box
     _bars(c, 7.75, 2.85, [VOCAB[i] for i in words], probs[words], length=0.7,
           highlight=words.index(int(np.argmax(probs))))
     c.text(7.75, 3.32, "p(token at [MASK])", fontsize=9.5, fontweight="bold")
-    c.text(7.75, 1.75, "<pad>, [MASK]: 0.00", fontsize=8.5, color=NOTE)
+    c.text(7.3, 1.75, "<pad>, <unk>, [MASK]:\n0.00 each", fontsize=8.5, color=NOTE, va="top", ha="left")
     c.text(0.2, 0.45, "Tied weights (Press & Wolf 2017; Vaswani et al. 2017, section 3.4): the output layer "
            "reuses E,\nso a token's input vector and its output vector are the same learned vector.",
            fontsize=9.5, ha="left", color=NOTE)
+    c.ax.set_ylim(0.2, c.height)                     # no blank band under the note
+    c.fig.set_figheight(c.height - 0.2)
     return c.fig
 
 
