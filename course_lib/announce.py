@@ -10,7 +10,7 @@ with ✓, ✗ or ○ is read without its mark (speech engines skip those symbols
   live region: JupyterLab renders it and the accessibility tree exposes it as a status the reader can
   announce and find again), and ``text/plain``, the same line, which nbval compares and a terminal prints.
 
-:func:`caption` does the same for the text that stands beside a figure (a ``role="note"`` paragraph
+``caption`` does the same for the text that stands beside a figure (a ``role="note"`` paragraph
 that names itself "figure description"): JupyterLab reads no alt text from an output's metadata.
 
 Outside IPython (a script, pytest's capture) both print the plain line, so ``capsys`` sees exactly

@@ -2,12 +2,12 @@
 
 JupyterLab reads no alt text from an output's metadata, so a figure that is only an image says nothing
 to a screen reader there. Every plot helper therefore records, on the Axes it draws, one sentence with
-the numbers that matter (:func:`describe`; an attention map: each query's strongest key and its weight).
-When IPython displays a figure whose Axes carry such sentences, :func:`show_figure` puts them under the
-image as a visible caption (:func:`course_lib.announce.caption`: ``text/plain`` ``"Figure: ..."`` and a
+the numbers that matter (``describe``; an attention map: each query's strongest key and its weight).
+When IPython displays a figure whose Axes carry such sentences, ``show_figure`` puts them under the
+image as a visible caption (``course_lib.announce.caption``: ``text/plain`` ``"Figure: ..."`` and a
 ``role="note"`` paragraph named "figure description"). A figure no helper drew shows as before.
 
-:func:`enable_captions` registers :func:`show_figure` with the running IPython (``course_lib.plots``
+``enable_captions`` registers ``show_figure`` with the running IPython (``course_lib.plots``
 does it when imported in a kernel); it changes how figures display and nothing else.
 """
 
@@ -134,7 +134,7 @@ def _inline_metadata(fig):
 
 
 def enable_captions(shell=None) -> bool:
-    """Register :func:`show_figure` for matplotlib figures with ``shell`` (default: the running
+    """Register ``show_figure`` for matplotlib figures with ``shell`` (default: the running
     IPython); False outside IPython."""
     if shell is None:
         try:

@@ -24,7 +24,7 @@ Practice is not graded. An exercise is three cells in a lecture:
    shows ONE line: ``✓ correct: ...`` when right, ``✗ wrong: <what is wrong> (<where to look>)`` when
    not, and ``○ not done yet: ...`` (:func:`todo`, not a failure: a page read without a kernel shows it
    as the exercise's open state, not as an error) while the answer is still the placeholder. The line
-   is one output (:func:`course_lib.announce.verdict`): ``text/plain`` for nbval and a terminal, and a
+   is one output (``course_lib.announce.verdict``): ``text/plain`` for nbval and a terminal, and a
    ``role="status"`` region in ``text/html`` that a screen reader announces, the verdict said in words
    (speech engines skip ✓, ✗ and ○). A check never raises and never shows the line of code that fixes
    the mistake;
