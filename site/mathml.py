@@ -99,6 +99,8 @@ class _Speech:
                     words += ["sub", *arg] + (["end sub"] if len(arg) > 2 else [])
                 elif said in SUPERSCRIPTS:
                     words.append(SUPERSCRIPTS[said])
+                elif len(arg) == 1 and arg[0].isalpha():         # W^Q, the paper's labels: not a power
+                    words += ["superscript", *arg]
                 else:
                     words += ["to the power", *arg] + (["end power"] if len(arg) > 2 else [])
                 continue

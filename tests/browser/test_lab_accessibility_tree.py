@@ -55,8 +55,8 @@ def notebook(lab_root):
 
 
 def test_verdicts_figures_and_the_explorer_speak_in_jupyterlab(lab, page, notebook):
-    lab_page.open_notebook(page, lab.url, notebook, token=lab.token)
-    run = lab_page.restart_and_run_all(page, notebook, timeout=120)
+    lab_page.open_notebook(page, lab.url, notebook, token=lab.token, timeout=180)
+    run = lab_page.restart_and_run_all(page, notebook, timeout=240)
     assert not run.state["errors"], run.state["errors"]
     tree = a11y_tree.Tree(page)
     try:
