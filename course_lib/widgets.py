@@ -55,6 +55,7 @@ sees) is chosen by ``fallback=``:
 from __future__ import annotations
 
 import base64
+import html
 import io
 import uuid
 from collections.abc import Callable, Sequence
@@ -64,7 +65,9 @@ import matplotlib.pyplot as plt
 from IPython.display import DisplayHandle, display
 from matplotlib.figure import Figure
 
+from .announce import caption_bundle
 from .errors import CourseTypeError, CourseValueError, check_choice, check_float, check_int
+from .plots.describe import description
 
 __all__ = [
     "InteractiveFigure",
@@ -84,10 +87,35 @@ FALLBACKS = ("full", "compact", "none")
 # explorers' box (class EXPLORER_CLASS), draws a 2 px outline in JupyterLab's brand colour around
 # whichever part has the keyboard focus (WCAG 2.4.7; tests/browser/test_lecture_notebooks.py).
 EXPLORER_CLASS = "course-lib-explorer"
+READOUT_CLASS = "course-lib-readout"
 FOCUS_CSS = (
     f"<style>.{EXPLORER_CLASS} :is(.noUi-handle, .widget-readout, input, select, textarea, button)"
     ":focus-visible { outline: 2px solid var(--jp-brand-color1, #1976d2) !important; outline-offset: 1px; }"
+    # the spoken read-out is for screen readers: the caption under the figure shows the same text
+    f".{EXPLORER_CLASS} .{READOUT_CLASS} {{ position: absolute !important; width: 1px; height: 1px; "
+    "overflow: hidden; clip-path: inset(50%); white-space: nowrap; }"
     "</style>"
+)
+# Names for what ipywidgets leaves unnamed: a slider's handle (role slider) and its editable readout
+# have no accessible name ("slider 128"), and a changed figure says nothing. This script, run once per
+# page by the first explorer caption JupyterLab renders (a trusted output's <script> runs), names each
+# handle by its control's description and each readout "<description> value", and makes the explorer's
+# read-out a polite live region, whose text the explorer replaces at every redraw. A page that shows
+# no explorer (the site, a stored notebook not yet run) finds nothing to name.
+NAME_JS = (
+    "<script>(function(){if(window.courseLibExplorers)return;window.courseLibExplorers=true;"
+    "var queued=false;function name(){queued=false;"
+    f"document.querySelectorAll('.{EXPLORER_CLASS}').forEach(function(box){{"
+    "box.querySelectorAll('.widget-slider').forEach(function(s){var l=s.querySelector('.widget-label');"
+    "var n=l?l.textContent.trim():'';var h=s.querySelector('.noUi-handle');"
+    "if(h&&h.getAttribute('aria-label')!==n)h.setAttribute('aria-label',n);"
+    "var r=s.querySelector('.widget-readout');if(r&&r.getAttribute('aria-label')!==n+' value'){"
+    "r.setAttribute('role','textbox');r.setAttribute('aria-label',n+' value');}});"
+    f"box.querySelectorAll('.{READOUT_CLASS}').forEach(function(o){{if(o.getAttribute('role')!=='status'){{"
+    "o.setAttribute('role','status');o.setAttribute('aria-live','polite');"
+    "o.setAttribute('aria-label','figure now');}});});}"
+    "name();new MutationObserver(function(){if(!queued){queued=true;requestAnimationFrame(name);}})"
+    ".observe(document.body,{childList:true,subtree:true});})();</script>"
 )
 
 
@@ -174,9 +202,16 @@ class InteractiveFigure:
         self.controls = {k: _as_control(k, v) for k, v in controls.items()}
         # the focus style rides along as a hidden HTML widget (no room taken, nothing to read out)
         self._focus_style = widgets.HTML(FOCUS_CSS, layout=widgets.Layout(display="none"))
-        self.box = widgets.VBox([*self.controls.values(), self._focus_style])
+        # what a screen reader hears after a move: the values and the figure's description (a live
+        # region once NAME_JS has run; visually hidden, the caption under the figure shows the text)
+        self.readout = widgets.HTML("")
+        self.readout.add_class(READOUT_CLASS)
+        self.box = widgets.VBox([*self.controls.values(), self.readout, self._focus_style])
         self.box.add_class(EXPLORER_CLASS)
-        self.handle = DisplayHandle(f"course-lib-figure-{uuid.uuid4().hex}")  # transient, never stored
+        uid = uuid.uuid4().hex
+        self.handle = DisplayHandle(f"course-lib-figure-{uid}")  # transient, never stored
+        self.caption_handle = DisplayHandle(f"course-lib-caption-{uid}")
+        self.description = None
         self.redraws = 0
         for w in self.controls.values():
             w.observe(self._on_change, names="value")
@@ -195,9 +230,24 @@ class InteractiveFigure:
                 f"draw: expected a matplotlib Figure or a (fig, axes) pair, got {type(result).__name__}"
             )
         try:
+            self.description = description(fig)
             return figure_to_png(fig, dpi or self.dpi)
         finally:
             plt.close(fig)   # ours: keeps the inline backend from showing it a second time
+
+    def spoken(self) -> str:
+        """The values and what the figure drawn with them shows (its helpers' description, else ``alt``)."""
+        values = ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in self.values.items())
+        if self.redraws == 0 and self.fallback == "none":
+            shows = "the figure is drawn when a control moves"
+        else:
+            shows = self.description or self.alt or f"the {self.name} figure"
+        return f"{values}: {shows}" if values else shows
+
+    def _caption(self) -> dict:
+        bundle = caption_bundle(self.spoken())
+        bundle["text/html"] += NAME_JS
+        return bundle
 
     def _figure_bundle(self, first: bool = False) -> dict:
         if first and self.fallback == "none":
@@ -218,8 +268,11 @@ class InteractiveFigure:
         if self.controls:
             display(self._controls_bundle(), raw=True)
         bundle = self._figure_bundle(first=True)
-        metadata = {"image/png": {"alt": self.alt}} if self.alt and "image/png" in bundle else None
+        drawn = "image/png" in bundle
+        alt = self.alt or (self.description if drawn else None)
+        metadata = {"image/png": {"alt": alt}} if alt and drawn else None
         self.handle.display(bundle, raw=True, metadata=metadata)
+        self.caption_handle.display(self._caption(), raw=True)
 
     def show(self) -> InteractiveFigure:
         """Display the controls and the figure (same as ending a cell with the object)."""
@@ -237,6 +290,12 @@ class InteractiveFigure:
             bundle = {"text/plain": f"[{self.name}: {type(exc).__name__}: {exc}]"}
         self.redraws += 1
         self.handle.update(bundle, raw=True)
+        if "image/png" in bundle:
+            caption = self._caption()
+            self.readout.value = html.escape(self.spoken())
+            self.caption_handle.update(caption, raw=True)    # shown with its first display (else a no-op)
+        else:
+            self.readout.value = html.escape(bundle["text/plain"])
 
     def __repr__(self) -> str:
         return f"<InteractiveFigure {self.name!r}: {', '.join(self.controls) or 'no controls'}>"

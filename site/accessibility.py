@@ -7,6 +7,9 @@
   image of a cell the same text; the course's ``alt`` also names each image of a cell.)
 * **Bare URLs become links.** A reference URL written as plain text in a notebook's markdown (no
   linkify-it-py is installed, so MyST's ``linkify`` extension is not used) becomes a link.
+* **Code and output are told apart.** A ``<pre>`` has no role a screen reader names: a notebook cell's
+  source becomes a group named "code", what it printed a group named "output", and a code block of
+  the prose a group named "code" too (:func:`label_code`, on each page's HTML).
 
 tests/site/test_accessibility.py checks both on the built site.
 """
@@ -83,6 +86,26 @@ class LinkifyURLs(SphinxTransform):
             parent.replace(text, pieces)
 
 
+CODE_GROUPS = [
+    (re.compile(r'<div class="cell_input docutils container">'), "code"),
+    (re.compile(r'<div class="cell_output docutils container">'), "output"),
+    # a code block of the prose (the cells' own blocks are inside the groups above)
+    (re.compile(r'<div class="highlight-(?!ipython3|myst-ansi|none)[\w-]+ notranslate">'), "code"),
+]
+
+
+def label_code(body: str) -> str:
+    """``body`` with every code cell, cell output and prose code block made a named group."""
+    for pattern, label in CODE_GROUPS:
+        body = pattern.sub(lambda m, label=label: f'{m.group(0)[:-1]} role="group" aria-label="{label}">', body)
+    return body
+
+
+def _label_code_on_page(app, pagename, templatename, context, doctree) -> None:
+    if "body" in context:
+        context["body"] = label_code(context["body"])
+
+
 def _ancestors(node):
     node = node.parent
     while node is not None:
@@ -93,4 +116,5 @@ def _ancestors(node):
 def setup(app):
     app.add_post_transform(FigureAltText)
     app.add_transform(LinkifyURLs)
+    app.connect("html-page-context", _label_code_on_page)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

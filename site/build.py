@@ -32,8 +32,9 @@ SITE = ROOT / "site"
 EXERCISE = "07_exercise"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 DOC_ORDER = ["teachers-guide", "instructors", "rubric", "customising", "jupyterhub", "sandbox", "publishing",
-             "notation", "course_lib", "development", "accessibility"]
-REFERENCE_DOCS = {"notation", "course_lib", "development", "accessibility"}      # the rest of docs/ is for instructors
+             "notation", "course_lib", "development", "accessibility", "screen-reader"]
+# the rest of docs/ is for instructors
+REFERENCE_DOCS = {"notation", "course_lib", "development", "accessibility", "screen-reader"}
 # Pages of docs/ the site does not publish: students read the site. The rubric quotes the model
 # answers of Part 9; links to it become a pointer to the repository.
 NOT_PUBLISHED = {"rubric": "the rubric (`docs/rubric.md` in the course's repository; not on this site, "

@@ -56,7 +56,15 @@ def exercises(nb) -> list[tuple[int, int, str]]:
 
 
 def stream_text(cell) -> str:
-    return "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
+    """What a cell said: its printed text and the text/plain of what it displayed (a check's verdict is
+    displayed, course_lib.announce), one line each."""
+    said = []
+    for o in cell.get("outputs", []):
+        if o.get("output_type") == "stream":
+            said.append(o.get("text", ""))
+        elif o.get("output_type") == "display_data" and "text/plain" in o.get("data", {}):
+            said.append("".join(o["data"]["text/plain"]).rstrip("\n") + "\n")
+    return "".join(said)
 
 
 def kind(nb, i) -> str:
@@ -379,10 +387,11 @@ def test_a_check_prints_one_line_returns_nothing_and_never_raises(capsys):
     def broken(answer):
         return answer.shape                          # the student's answer is not what the check expects
 
-    assert fine() is None and capsys.readouterr().out == f"{PASS} right\n"
+    assert fine() is None and capsys.readouterr().out == f"{PASS} correct: right\n"
     assert broken(3) is None
     said = capsys.readouterr().out
-    assert said.startswith(f"{FAIL} the check could not read your answer (AttributeError") and said.count("\n") == 1
+    assert said.startswith(f"{FAIL} wrong: the check could not read your answer (AttributeError")
+    assert said.count("\n") == 1
 
 
 def test_an_open_choice_does_not_put_the_right_option_first(capsys):

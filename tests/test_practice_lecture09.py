@@ -31,14 +31,14 @@ def test_mask_tokens(capsys):
                 torch.where(picked, tokens, torch.full_like(tokens, IGNORE)))
 
     check_mask_tokens(all_masked)
-    assert said(capsys).startswith("✗ 100 % of the picked tokens became <mask>, expected about 80 %")
+    assert said(capsys).startswith("✗ wrong: 100 % of the picked tokens became <mask>, expected about 80 %")
 
     def with_padding(tokens, vocab_size, generator):
         picked = torch.rand(tokens.shape, generator=generator) < 0.15
         return tokens, torch.where(picked, tokens, torch.full_like(tokens, IGNORE))
 
     check_mask_tokens(with_padding)
-    assert said(capsys).startswith("✗ a padding position was picked")
+    assert said(capsys).startswith("✗ wrong: a padding position was picked")
     check_mask_tokens(lambda tokens, vocab_size, generator: None)
     assert said(capsys).startswith("○ not done yet")
 

@@ -8,6 +8,8 @@ One module per topic:
 - ``positional``: :func:`plot_positional_encoding`, :func:`plot_pe_curves`;
 - ``masks``: :func:`plot_mask`, :func:`plot_masks`, :func:`plot_batch`;
 - ``curves``: :func:`plot_curves`, :func:`plot_probabilities`;
+- ``describe``: what a figure shows, in words: each helper records it, and in a notebook it stands
+  under the image as a caption a screen reader reads (JupyterLab reads no alt text);
 - ``diagrams``: :func:`draw_encoder_diagram` and the course's conceptual figures in ``res/``
   (``python -m course_lib.plots.figures res`` or ``make figures`` writes them).
 
@@ -25,11 +27,14 @@ attend, as in ``F.scaled_dot_product_attention``; Hugging Face's ``attention_mas
 
 from .attention import plot_attention
 from .curves import plot_curves, plot_probabilities
+from .describe import enable_captions
 from .diagrams import draw_encoder_diagram
 from .heatmaps import plot_heatmap
 from .masks import plot_batch, plot_mask, plot_masks
 from .positional import plot_pe_curves, plot_positional_encoding
 from .style import course_style
+
+enable_captions()          # in a kernel: each figure a helper drew gets its description as a caption
 
 __all__ = [
     "course_style",

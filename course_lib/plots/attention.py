@@ -19,6 +19,7 @@ import torch
 from ..errors import CourseValueError, check_int
 from ._cells import annotate_cells, colorbar, frame, imshow, mark_padding, set_ticks
 from ._inputs import indices, labels, padding_mask, pick_example, shape_text, to_numpy
+from .describe import MAX_MAPS_IN_FULL, attention_sentence, describe
 from .style import WEIGHTS_CMAP, balanced_columns, cell_inches, heatmap_size, label_inches, styled
 
 __all__ = ["plot_attention"]
@@ -272,9 +273,16 @@ def plot_attention(weights, tokens: Sequence[str] | None = None, query_tokens: S
         vmax = vmax if vmax > (vmin or 0.0) else (vmin or 0.0) + 1.0
     style = {"cmap": cmap, "vmin": vmin, "vmax": vmax, "annotate": annotate}
     if len(sel.maps) == 1:
-        return _single(sel, lab, style, titles if isinstance(titles, str) else sel.names[0], ax)
+        name = titles if isinstance(titles, str) else sel.names[0]
+        fig, ax = _single(sel, lab, style, name, ax)
+        describe(ax, attention_sentence(name, sel.maps[0], lab["queries"], lab["keys"], lab["query_pad"]))
+        return fig, ax
     if ax is not None:
         raise CourseValueError(
             f"ax: a single Axes can hold one map, but {len(sel.maps)} were asked for (choose heads=, layers=)"
         )
-    return _grid(sel, lab, style, titles)
+    fig, axes = _grid(sel, lab, style, titles)
+    full = len(sel.maps) <= MAX_MAPS_IN_FULL         # a grid of many maps: one summary each
+    for panel, name, data in zip(np.ravel(axes), sel.names, sel.maps):
+        describe(panel, attention_sentence(name, data, lab["queries"], lab["keys"], lab["query_pad"], full))
+    return fig, axes

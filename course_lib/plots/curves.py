@@ -10,6 +10,7 @@ import numpy as np
 from ..errors import CourseTypeError, CourseValueError, check_choice, check_float
 from ._inputs import labels as token_labels
 from ._inputs import shape_text, to_numpy
+from .describe import curves_sentence, describe, number
 from .style import WEIGHTS_CMAP, category_color, styled
 
 __all__ = ["plot_curves", "plot_probabilities"]
@@ -100,6 +101,7 @@ def plot_curves(x, ys: Mapping[str, Sequence[float]], xlabel: str = "x", ylabel:
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncols=min(len(ys), 3), borderaxespad=0.0)
     if title:
         ax.set_title(title)
+    describe(ax, curves_sentence(title, list(ys), xlabel, ylabel, x_arr))
     return fig, ax
 
 
@@ -152,4 +154,7 @@ def plot_probabilities(logits, labels: Sequence[str] | None = None, temperature:
     ax.set_title(title or f"softmax(logits / τ), τ = {temperature:.3g}   (entropy {entropy:.2f} nats)")
     ax.grid(axis="y", alpha=0.3, zorder=0)
     ax.spines[["top", "right"]].set_visible(False)
+    order = np.argsort(-p, kind="stable")
+    describe(ax, f"Bars of softmax(logits / τ) at τ = {temperature:.3g}, entropy {entropy:.2f} nats; probabilities, "
+                 "largest first: " + ", ".join(f"{names[i]} {number(p[i])}" for i in order))
     return fig, ax

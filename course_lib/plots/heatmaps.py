@@ -10,6 +10,7 @@ import numpy as np
 from ..errors import CourseValueError
 from ._cells import annotate_cells, colorbar, frame, imshow, set_ticks
 from ._inputs import labels, shape_text, to_numpy
+from .describe import describe, heatmap_sentence
 from .style import SIGNED_CMAP, WEIGHTS_CMAP, cell_inches, heatmap_size, styled
 
 __all__ = ["plot_heatmap"]
@@ -73,4 +74,5 @@ def plot_heatmap(matrix, row_labels: Sequence[str] | None = None, col_labels: Se
     if ylabel:
         ax.set_ylabel(ylabel)
     colorbar(fig, im, ax, colorbar_label, aspect=18, pad=0.02)
+    describe(ax, heatmap_sentence(arr, rows, cols, title, colorbar_label))
     return fig, ax

@@ -22,6 +22,7 @@ from matplotlib import transforms as mtransforms
 from ..errors import CourseTypeError, CourseValueError, check_attn_mask, check_choice, check_key_padding_mask
 from ._cells import cell_grid, set_ticks
 from ._inputs import labels, padding_mask, runs, shape_text, to_numpy
+from .describe import describe, mask_sentence
 from .style import ATTEND_COLOR, BLOCKED_COLOR, PAD_EDGE, TOKEN_FACE, cell_inches, label_inches, styled
 
 __all__ = ["plot_mask", "plot_masks", "plot_batch"]
@@ -136,6 +137,7 @@ def plot_mask(mask, convention: str, row_labels: Sequence[str] | None = None,
     ax.set_ylabel(ylabel or default_y)
     if title:
         ax.set_title(title)
+    describe(ax, mask_sentence(title, open_, rows))
     fig.legend(handles=_legend_handles(convention), loc="outside lower center",
                ncols=1 if n_cols * cell < 4.5 else 2, frameon=False, handlelength=1.6)
     return fig, ax
@@ -190,6 +192,7 @@ def plot_masks(masks: Sequence, conventions, titles: Sequence[str] | None = None
         ax.set_ylabel(ylabel if k % ncols == 0 else "")
         if title:
             ax.set_title(textwrap.fill(title, max(12, int(panel_w * 8))), fontsize=10)
+        describe(ax, mask_sentence(title, open_, rows))
         if shared:
             continue
         ax.legend(handles=_legend_handles(convention), loc="upper center", bbox_to_anchor=(0.5, 0.0),
@@ -282,6 +285,9 @@ def plot_batch(tokens, key_padding_mask=None, pad_token: str = "<pad>", *, title
     ax.spines[:].set_visible(False)
     if title:
         ax.set_title(title)
+    describe(ax, f"{title or 'A padded batch'}: {n_rows} examples padded to {n_cols} positions; " + "; ".join(
+        f"{rows[r]}: {' '.join(t for t, p in zip(grid[r], pad[r]) if not p)} ({int((~pad[r]).sum())} tokens, "
+        f"{int(pad[r].sum())} padding)" for r in range(n_rows)))
     fig.legend(handles=[mpatches.Patch(facecolor=TOKEN_FACE, label="token  (key_padding_mask False)"),
                         mpatches.Patch(facecolor=BLOCKED_COLOR, hatch="///", edgecolor=PAD_EDGE,
                                        label="padding  (key_padding_mask True)")],

@@ -12,6 +12,7 @@ from matplotlib import transforms as mtransforms
 from ..errors import CourseValueError, check_choice
 from ._cells import colorbar, frame
 from ._inputs import indices, shape_text, to_numpy
+from .describe import describe, number, value_range
 from .style import SIGNED_CMAP, category_color, styled
 
 __all__ = ["plot_positional_encoding", "plot_pe_curves"]
@@ -67,6 +68,9 @@ def plot_positional_encoding(pe, ax=None, title: str | None = "Sinusoidal positi
     if title:
         ax.set_title(title, pad=14 if dims is not None else 6)
     colorbar(fig, im, ax, colorbar_label, pad=0.02, aspect=25, ticks=[-1, -0.5, 0, 0.5, 1])
+    marked = f"; features {', '.join(str(i) for i in indices('dims', dims, d))} outlined" if dims is not None else ""
+    describe(ax, f"{title or 'Positional encoding table'}: a heatmap of {t} positions (down) by {d} features "
+                 f"(across), {value_range(arr)} on a scale from -1 (blue) to 1 (red){marked}")
     return fig, ax
 
 
@@ -126,4 +130,14 @@ def plot_pe_curves(pe, dims: Sequence[int] = (0, 1, 4, 5, 10, 11), ax=None,
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncols=min(len(dims), 3), borderaxespad=0.0)
     if title:
         ax.set_title(title)
+    ends = "; ".join(f"{_curve_label(dim, d, layout)} from {number(arr[0, dim])} at position {x[0]:g} to "
+                     f"{number(arr[-1, dim])} at {x[-1]:g}, crossing 0 {_crossings(arr[:, dim])} times"
+                     for dim in dims)
+    describe(ax, f"{title or 'Positional encoding curves'}: {len(dims)} features against the position; {ends}")
     return fig, ax
+
+
+def _crossings(values: np.ndarray) -> int:
+    signs = np.sign(np.round(values, 6))
+    signs = signs[signs != 0]
+    return int((signs[1:] != signs[:-1]).sum())

@@ -21,10 +21,13 @@ Practice is not graded. An exercise is three cells in a lecture:
    ``retrieval`` marks a quiz that asks again what an earlier lecture taught.
 
 2. the next code cell tagged ``check``: one call of a check from this package (``lectureNN.py``), which
-   prints ONE line: ``✓ ...`` when right, ``✗ <what is wrong> (<where to look>)`` when not, and
-   ``○ not done yet: ...`` (:func:`todo`, not a failure: a page read without a kernel shows it as the
-   exercise's open state, not as an error) while the answer is still the placeholder. A check never
-   raises and never prints the line of code that fixes the mistake;
+   shows ONE line: ``✓ correct: ...`` when right, ``✗ wrong: <what is wrong> (<where to look>)`` when
+   not, and ``○ not done yet: ...`` (:func:`todo`, not a failure: a page read without a kernel shows it
+   as the exercise's open state, not as an error) while the answer is still the placeholder. The line
+   is one output (``course_lib.announce.verdict``): ``text/plain`` for nbval and a terminal, and a
+   ``role="status"`` region in ``text/html`` that a screen reader announces, the verdict said in words
+   (speech engines skip ✓, ✗ and ○). A check never raises and never shows the line of code that fixes
+   the mistake;
 3. a markdown cell tagged ``solution``: the solution in a ``<details>`` block, one click away and not
    on the page.
 
@@ -39,27 +42,29 @@ import math
 
 import torch
 
+from ..announce import VERDICTS, verdict
+
 __all__ = ["check", "passed", "failed", "todo", "unanswered", "attempt", "same_tensor", "choice", "number"]
 
-PASS, FAIL, TODO = "✓", "✗", "○"
+PASS, FAIL, TODO = (VERDICTS[kind][0] for kind in ("correct", "wrong", "not done"))
 
 
 def passed(message: str) -> bool:
-    """Print the one-line success message; returns True."""
-    print(f"{PASS} {message}")
+    """Show the one-line success message (``✓ correct: ...``); returns True."""
+    verdict("correct", message)
     return True
 
 
 def failed(what: str, where: str | None = None) -> bool:
-    """Print what is wrong and where to look, on one line; returns False."""
-    print(f"{FAIL} {what}" + (f" ({where})" if where else ""))
+    """Show what is wrong and where to look, on one line (``✗ wrong: ...``); returns False."""
+    verdict("wrong", f"{what}" + (f" ({where})" if where else ""))
     return False
 
 
 def todo(what: str, where: str | None = None) -> bool:
-    """Print that the exercise is still open (``○ not done yet: ...``), on one line; returns False.
+    """Show that the exercise is still open (``○ not done yet: ...``), on one line; returns False.
     Not a failure: it is what a check says before the student has answered."""
-    print(f"{TODO} {what}" + (f" ({where})" if where else ""))
+    verdict("not done", f"{what}" + (f" ({where})" if where else ""))
     return False
 
 

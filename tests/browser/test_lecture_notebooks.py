@@ -5,7 +5,9 @@ idle; no error output on the page; every figure is a loaded image; every figure 
 from res/ (``![...](../res/NAME.svg)``) is on the page and loaded; a widget control changed in the
 browser redraws its figure; Tab from just before a widget's controls reaches every part of them
 that takes the focus (slider handle and readout, text field, select), each with a 2 px focus
-outline (``lab_page.keyboard_walk``, docs/accessibility.md). A full-notebook screenshot per
+outline (``lab_page.keyboard_walk``, docs/accessibility.md); in 02 and 05, what a screen reader finds
+in the outputs (``a11y_tree.notebook_problems``: verdicts announced, figures captioned, controls
+named). A full-notebook screenshot per
 notebook goes to screenshots/ (git-ignored); the test prints its name and records it as the
 `screenshot` property (junit XML).
 
@@ -25,12 +27,16 @@ from pathlib import PurePosixPath
 
 import pytest
 
+import a11y_tree
 import lab_page
 from lab_server import NOTEBOOKS
 
 pytestmark = pytest.mark.browser
 
 LECTURES = sorted(p.name for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+# Read as a screen reader finds them after the run (a11y_tree.notebook_problems): every verdict in a
+# polite live region and in words, every image captioned, every control of the outputs named.
+SPOKEN = ("02", "05")
 RUN_TIMEOUT = float(os.environ.get("BROWSER_TEST_RUN_TIMEOUT", 150))  # per notebook, seconds
 WIDGET_TIMEOUT = 30.0
 # The controls of course_lib.widgets, in the order tried when a cell has several (the first one
@@ -181,6 +187,15 @@ def test_lecture_notebook_runs_in_jupyterlab(name, lab, page, notebook_screensho
         for tb in after["tracebacks"]:
             if tb not in found["tracebacks"]:
                 problems.append(f"cell {tb['cell']}: error after changing a widget:\n{tb['text'][-1500:]}")
+
+    if name[:2] in SPOKEN and not run.state["errors"]:
+        tree = a11y_tree.Tree(page)
+        try:
+            spoken_problems, heard = a11y_tree.notebook_problems(page, tree)
+        finally:
+            tree.close()
+        problems += [f"screen reader: {line}" for line in spoken_problems]
+        print(f"{name}: a screen reader hears {len(heard)} verdicts and captions, e.g. {heard[:3]}")
 
     if problems and page.js_errors:
         problems.append("JavaScript errors on the page: " + " | ".join(page.js_errors[-5:]))

@@ -30,10 +30,13 @@ def shell():
     InteractiveShell.clear_instance()
 
 
-def _show(fig_obj):
+def _show(fig_obj, captions: bool = False):
+    """The outputs of displaying ``fig_obj``; without its caption (the last output) unless ``captions``."""
     with capture_output() as cap:
         display(fig_obj)
-    return cap.outputs
+    if captions:
+        return cap.outputs
+    return [o for o in cap.outputs if not o.data.get("text/plain", "").startswith("Figure: ")]
 
 
 def _png(bundle):
@@ -79,7 +82,8 @@ def test_update_is_published_under_the_same_display_id():
     assert explorer.controls["temperature"].description == "temperature"
     with capture_output() as cap:
         explorer.controls["temperature"].value = 5.0
-    (update,) = cap.outputs
+    (update, caption) = cap.outputs
+    assert caption.update and caption.transient["display_id"] == explorer.caption_handle.display_id
     assert update.update and update.transient["display_id"] == explorer.handle.display_id
     assert update.data["text/plain"] == "[temperature explorer figure]"
 
@@ -198,9 +202,30 @@ def test_the_controls_carry_a_visible_focus_style(make):
     explorer = make()
     box = explorer.box
     assert widgets.EXPLORER_CLASS in box._dom_classes
-    assert list(box.children[:-1]) == list(explorer.controls.values())
+    assert list(box.children[:-2]) == list(explorer.controls.values()) and box.children[-2] is explorer.readout
     style = box.children[-1]
     assert isinstance(style, ipywidgets.HTML) and style.layout.display == "none"
     assert style.value == widgets.FOCUS_CSS and f".{widgets.EXPLORER_CLASS} " in style.value
     assert ":focus-visible" in style.value and "outline: 2px solid" in style.value
     assert explorer._controls_bundle()["text/plain"].endswith(f"controls: {', '.join(explorer.controls)}]")
+
+
+def test_the_explorer_says_what_its_figure_shows_and_says_it_again_after_a_move():
+    """Inside JupyterLab the image has no alt text: a caption output under it says what the map shows
+    (each query's strongest key), the script in it names the sliders, and a move replaces the caption
+    and the spoken read-out (a live region) with the new values and the new map's description."""
+    weights = torch.zeros(2, 3, 3, 3)
+    weights[..., 0] = 1.0                                  # every query looks at the first key ...
+    weights[1, 2, :, 2], weights[1, 2, :, 0] = 0.9, 0.1    # ... except in layer 1, head 2: the third
+    explorer = widgets.attention_explorer(weights, ["a", "b", "c"])
+    *_, caption = _show(explorer, captions=True)
+    said = caption.data["text/plain"]
+    assert said == ("Figure: layer 0, head 0: Attention map layer 0, head 0, 3 queries by 3 keys; each query's "
+                    "strongest key: a: a 1.00, b: a 1.00, c: a 1.00.")
+    assert 'role="note"' in caption.data["text/html"] and "aria-label" in widgets.NAME_JS
+    with capture_output() as cap:
+        explorer.controls["layer"].value = 1
+        explorer.controls["head"].value = 2
+    caption = cap.outputs[-1]
+    assert caption.update and caption.data["text/plain"].startswith("Figure: layer 1, head 2: ")
+    assert "a: c 0.90" in caption.data["text/plain"] and "a: c 0.90" in explorer.readout.value
