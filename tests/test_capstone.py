@@ -12,6 +12,7 @@ import torch
 from course_lib import CourseValueError
 from course_lib.capstone import (
     TOPICS,
+    article_groups,
     article_sentences,
     balanced_split,
     cross_validate,
@@ -86,6 +87,25 @@ def test_balanced_split(data):
     assert balanced_split(data, 60, 40, seed=1) != (train, test)
     with pytest.raises(CourseValueError, match="train_per_topic \\+ test_per_topic: expected at most"):
         balanced_split(data, 300, 201)
+
+
+def test_no_story_of_08s_test_split_is_trained_on(data):
+    """Lecture 08's split 0: no test article shares a story with a training article, at either size."""
+    from course_lib.topic_runs import split_sets
+
+    groups = article_groups(data)
+    train, test = balanced_split(data, 60, 60, seed=0)
+    story = dict(zip(data.headline, groups))                  # one headline, one story
+    sets = split_sets(data, seed=0)
+    assert [data.headline[i] for i in test] == list(sets["test"][0])
+    assert [data.headline[i] for i in train] == list(sets["300"][0])
+    held_out = {groups[i] for i in test}
+    assert len(held_out) == 300
+    for size in ("300", "all"):
+        trained = {story[h] for h in sets[size][0]}
+        assert not held_out & trained, size
+    every_other = set(groups) - held_out                      # every other story is in the larger training set
+    assert trained == every_other and len(sets["all"][0]) == len(every_other)
 
 
 def test_subset_keeps_headline_topic_and_file_together(data):

@@ -3,8 +3,6 @@
 The features and models are small stand-ins (no MiniLM is loaded): the checks read only their interface."""
 
 import numpy as np
-import pytest
-from sklearn.linear_model import LogisticRegression
 
 from course_lib.practice import lecture08
 
@@ -16,29 +14,9 @@ def said(capsys, check, *args) -> str:
     return out
 
 
-@pytest.fixture(scope="module")
-def probe():
-    rng = np.random.default_rng(0)
-    features = rng.normal(size=(60, 8))
-    topics = rng.integers(0, 5, size=60)
-    return LogisticRegression(max_iter=500).fit(features, topics), features[:7]
-
-
 def softmax(score, axis):
     e = np.exp(score - score.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
-
-
-def test_probe_probabilities(capsys, probe):
-    model, features = probe
-    w, b = model.coef_.T, model.intercept_
-    check = lecture08.check_probe_probabilities
-    assert said(capsys, check, lambda f: softmax(f @ w + b, 1), model, features).startswith("✓")
-    assert "scores, not probabilities" in said(capsys, check, lambda f: f @ w + b, model, features)
-    assert "intercept is missing" in said(capsys, check, lambda f: softmax(f @ w, 1), model, features)
-    assert "down the columns" in said(capsys, check, lambda f: softmax(f @ w + b, 0), model, features)
-    assert "logistic function" in said(capsys, check, lambda f: 1 / (1 + np.exp(-(f @ w + b))), model, features)
-    assert said(capsys, check, lambda f: ..., model, features).startswith("○ not done yet")
 
 
 def test_word_order(capsys):
@@ -93,44 +71,84 @@ class Nearest:
 
 
 def test_cross_validate(capsys):
-    from course_lib.capstone import cross_validate
+    from course_lib.practice.lecture08 import _cross_validate
 
-    features = np.arange(20, dtype=float)[:, None]
-    labels = (np.arange(20) // 10) % 2
+    features = (np.arange(20) * 7 % 20).astype(float)[:, None]   # row order is not feature order
+    labels = (np.arange(20) // 10) % 2                       # sorted: the first half 0, the second 1
     grid = [1, 0]
     check = lecture08.check_cross_validate
 
-    def right_one(fit, grid, features, labels, folds):
-        return cross_validate(fit, grid, features, labels, folds=folds)
-
-    def leaky(fit, grid, features, labels, folds):           # trains on every row, held-out ones included
-        fold = np.arange(len(labels)) % folds
-        right = [sum(int((fit(features, labels, v).predict(features[fold == k]) == labels[fold == k]).sum())
-                     for k in range(folds)) for v in grid]
-        return grid[int(np.argmax(right))], right
+    def variant(kind):
+        def my_cross_validate(fit, grid, features, labels, folds):
+            right = _cross_validate(fit, grid, features, labels, folds, kind)
+            return grid[int(np.argmax(right))], right
+        return my_cross_validate
 
     def worst(fit, grid, features, labels, folds):
-        best, right = cross_validate(fit, grid, features, labels, folds=folds)
+        right = _cross_validate(fit, grid, features, labels, folds)
         return grid[int(np.argmin(right))], right
 
-    def one_fold(fit, grid, features, labels, folds):        # counts fold 0 only
-        fold = np.arange(len(labels)) % folds
-        right = [int((fit(features[fold != 0], labels[fold != 0], v).predict(features[fold == 0])
-                      == labels[fold == 0]).sum()) for v in grid]
-        return grid[int(np.argmax(right))], right
-
-    assert said(capsys, check, right_one, Nearest, grid, features, labels).startswith("✓")
-    assert "held-out rows in the training data" in said(capsys, check, leaky, Nearest, grid, features, labels)
+    assert said(capsys, check, variant("right"), Nearest, grid, features, labels).startswith("✓")
+    assert "held-out rows were in the training data" in said(capsys, check, variant("leaky"), Nearest, grid,
+                                                             features, labels)
+    assert "roles are swapped" in said(capsys, check, variant("swapped"), Nearest, grid, features, labels)
+    assert "contiguous blocks" in said(capsys, check, variant("contiguous"), Nearest, grid, features, labels)
+    assert "only one fold is counted" in said(capsys, check, variant("one fold"), Nearest, grid, features, labels)
+    assert "averaged over the folds" in said(capsys, check, variant("mean"), Nearest, grid, features, labels)
     assert "the right counts, but best" in said(capsys, check, worst, Nearest, grid, features, labels)
-    assert "summed over all the folds" in said(capsys, check, one_fold, Nearest, grid, features, labels)
     assert "one count per value" in said(capsys, check, lambda *a: (0, [1]), Nearest, grid, features, labels)
     assert said(capsys, check, lambda *a: None, Nearest, grid, features, labels).startswith("○ not done yet")
 
 
-def test_quizzes(capsys):
-    assert said(capsys, lecture08.check_paired_spread, "differences").startswith("✓")
-    assert "hides a consistent lead" in said(capsys, lecture08.check_paired_spread, "accuracies")
-    assert "not whether the lead holds" in said(capsys, lecture08.check_paired_spread, "one split")
-    assert said(capsys, lecture08.check_paired_spread, None).startswith("○ not done yet: set answer")
-    assert said(capsys, lecture08.check_scale_of_minilm, 32 ** 0.5).startswith("✓")
-    assert "d_k is d_model / num_heads" in said(capsys, lecture08.check_scale_of_minilm, 384 ** 0.5)
+def test_the_reference_cross_validation_is_course_libs():
+    from course_lib.capstone import cross_validate
+    from course_lib.practice.lecture08 import _cross_validate
+
+    features, labels = np.arange(20, dtype=float)[:, None], (np.arange(20) // 10) % 2
+    assert _cross_validate(Nearest, [1, 0], features, labels, 3) == cross_validate(Nearest, [1, 0], features,
+                                                                                   labels, folds=3)[1]
+
+
+def correlated_answers(n=300, seed=0):
+    """Two models right on most of the same items: a pairs with b, as two models on one test set do."""
+    rng = np.random.default_rng(seed)
+    b = rng.random(n) < 0.7
+    a = b | (rng.random(n) < 0.3)
+    return a, b
+
+
+def bootstrap(kind="paired", resamples=10_000, level=0.95, order=1):
+    def my_paired_bootstrap(right_a, right_b, resamples_, seed):
+        a, b = np.asarray(right_a, float), np.asarray(right_b, float)
+        d = (a - b) * 100
+        rng = np.random.default_rng(seed + order)
+        pick = rng.integers(0, len(d), size=(resamples_, len(d)))
+        if kind == "unpaired":
+            other = rng.integers(0, len(d), size=(resamples_, len(d)))
+            means = (a[pick].mean(axis=1) - b[other].mean(axis=1)) * 100
+        else:
+            means = d[pick].mean(axis=1)
+        if kind == "sd":
+            return d.mean(), d.mean() - means.std(), d.mean() + means.std()
+        if kind == "items":
+            return d.mean(), *np.quantile(d, [0.025, 0.975])
+        if kind == "fraction":
+            return d.mean() / 100, *(np.quantile(means, [0.025, 0.975]) / 100)
+        if kind == "reversed":
+            return -d.mean(), *np.quantile(-means, [0.025, 0.975])
+        return d.mean(), *np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
+    return my_paired_bootstrap
+
+
+def test_paired_bootstrap(capsys):
+    a, b = correlated_answers()
+    check = lecture08.check_paired_bootstrap
+    assert said(capsys, check, bootstrap(), a, b).startswith("✓")            # another order of draws passes
+    assert "unpaired" in said(capsys, check, bootstrap("unpaired"), a, b)
+    assert "68 %" in said(capsys, check, bootstrap("sd"), a, b)
+    assert "single headlines" in said(capsys, check, bootstrap("items"), a, b)
+    assert "a fraction, not points" in said(capsys, check, bootstrap("fraction"), a, b)
+    assert "sign is reversed" in said(capsys, check, bootstrap("reversed"), a, b)
+    assert "too narrow" in said(capsys, check, bootstrap(level=0.8), a, b)
+    assert "expected three numbers" in said(capsys, check, lambda *x: 1.0, a, b)
+    assert said(capsys, check, lambda *x: None, a, b).startswith("○ not done yet")

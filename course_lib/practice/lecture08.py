@@ -2,48 +2,11 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from . import attempt, check, choice, failed, number, passed, todo, unanswered
+from . import attempt, check, failed, passed, todo, unanswered
 
-__all__ = ["check_probe_probabilities", "check_word_order", "check_train_probe", "check_cross_validate",
-           "check_paired_spread", "check_scale_of_minilm"]
-
-
-@check
-def check_probe_probabilities(probe_probabilities, probe, features) -> bool:
-    """Write: the linear probe's probability of every topic, from its weights, for every row of ``features``."""
-    where = "the probe's scores are features @ W + b, one per topic; then a softmax over each row"
-    ok, got = attempt(probe_probabilities, features, where=where)
-    if not ok:
-        return False
-    expected = probe.predict_proba(features)                               # (sentences, topics)
-    got = np.asarray(got, dtype=np.float64)
-    if got.shape != expected.shape:
-        return failed(f"expected shape {expected.shape} (one row per sentence, one column per topic), "
-                      f"got {got.shape}", where)
-    if np.allclose(got, expected, atol=1e-9):
-        return passed(f"your probabilities equal probe.predict_proba for all {len(got)} sentences")
-    w, b = probe.coef_.T, probe.intercept_                                 # (features, topics), (topics,)
-    score = features @ w + b
-    if np.allclose(got, score, atol=1e-9):
-        return failed("these are the scores, not probabilities (rows do not sum to 1)",
-                      "what turns scores into probabilities?")
-    if np.allclose(got, _softmax(features @ w, axis=1), atol=1e-9):
-        return failed("the intercept is missing", "probe.intercept_")
-    if np.allclose(got, _softmax(score, axis=0), atol=1e-9):
-        return failed("the softmax runs down the columns: each topic sums to 1 over the sentences",
-                      "each ROW (one sentence) should sum to 1")
-    if np.allclose(got, 1 / (1 + np.exp(-score)), atol=1e-9):
-        return failed("a logistic function per topic: the rows do not sum to 1", "five topics: softmax")
-    return failed("the probabilities differ from probe.predict_proba", where)
-
-
-def _softmax(score, axis):
-    e = np.exp(score - score.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
+__all__ = ["check_word_order", "check_train_probe", "check_cross_validate", "check_paired_bootstrap"]
 
 
 @check
@@ -69,6 +32,11 @@ def check_word_order(same_for_baseline, same_for_probe, baseline_probabilities, 
                       "the encoder adds a position to every token before attention")
     return passed(f"the baseline's probabilities are equal, the probe's up to {gap_probe:.3f} apart: "
                   "the bag of words cannot see the order, the encoder can")
+
+
+def _softmax(score, axis):
+    e = np.exp(score - score.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
 
 
 def _train_probe(features, labels, steps, lr, average=True, bias=True, axis=1, sign=1.0):
@@ -123,49 +91,118 @@ def check_train_probe(train_probe, features, labels, steps: int = 100, lr: float
     return failed("W and b differ from the reference's", where)
 
 
+def _cross_validate(fit, grid, features, labels, folds, kind="right"):
+    """The reference (``kind="right"``) and the usual mistakes, for the check to recognise: ``"contiguous"``
+    folds (blocks of rows), ``"swapped"`` (trained on fold k, counted on the others), ``"leaky"`` (trained on
+    every row), ``"one fold"`` (fold 0 counted only), ``"mean"`` (the folds' counts averaged)."""
+    n = len(labels)
+    fold = np.arange(n) * folds // n if kind == "contiguous" else np.arange(n) % folds
+    right = []
+    for value in grid:
+        counts = []
+        for k in range(1 if kind == "one fold" else folds):
+            held = fold == k
+            trained = {"swapped": held, "leaky": np.ones(n, dtype=bool)}.get(kind, ~held)
+            scored = ~held if kind == "swapped" else held
+            model = fit(features[trained], labels[trained], value)
+            counts.append(int((model.predict(features[scored]) == labels[scored]).sum()))
+        right.append(sum(counts) / folds if kind == "mean" else sum(counts))
+    return right
+
+
+_CV_MISTAKES = {
+    "leaky": ("the held-out rows were in the training data: every count is too high",
+              "train on the rows NOT in fold k"),
+    "swapped": ("trained on fold k and counted on the other folds: the roles are swapped",
+                "train on the rows NOT in fold k, count on fold k"),
+    "contiguous": ("your folds are contiguous blocks: the rows come sorted by topic, so a block holds out whole "
+                   "topics the model never trained on", "fold k holds the rows i with i % folds == k"),
+    "one fold": ("only one fold is counted: every row must be held out once", "sum the counts over all the folds"),
+    "mean": ("the counts are averaged over the folds, not summed", "sum the counts over all the folds"),
+}
+
+
 @check
 def check_cross_validate(my_cross_validate, fit, grid, features, labels, folds: int = 3) -> bool:
     """Write: k-fold cross-validation that chooses one value of ``grid`` on the training data alone."""
     where = "fold k holds the rows i with i % folds == k; train on the others, count the right answers on fold k"
-    from ..capstone import cross_validate
     ok, got = attempt(my_cross_validate, fit, grid, features, labels, folds, where=where)
     if not ok:
         return False
     if not isinstance(got, tuple) or len(got) != 2:
         return failed(f"expected a pair (best, right), got {type(got).__name__}", where)
     best, right = got
-    best_ref, right_ref = cross_validate(fit, grid, features, labels, folds=folds)
-    right = [int(r) for r in right] if isinstance(right, list | tuple | np.ndarray) else right
+    right_ref = _cross_validate(fit, grid, features, labels, folds)
+    best_ref = grid[int(np.argmax(right_ref))]
+    right = [float(r) for r in right] if isinstance(right, list | tuple | np.ndarray) else right
     if not isinstance(right, list) or len(right) != len(grid):
         return failed(f"right: expected one count per value of the grid ({len(grid)}), got {right!r}", where)
     if right == right_ref and best == best_ref:
-        return passed(f"your counts {right} (of {len(labels)} held-out rows) and your choice {best!r} equal "
-                      "course_lib's cross_validate")
+        return passed(f"your counts {[int(r) for r in right]} (of {len(labels)} held-out rows) and your choice "
+                      f"{best!r} equal the reference's")
     if right == right_ref:
         return failed(f"the right counts, but best = {best!r}", "the value with the MOST held-out right answers")
-    if max(right) > max(right_ref):
-        return failed("the counts are too high: were the held-out rows in the training data?",
-                      "train on the rows NOT in fold k")
-    if sum(right) < 0.6 * sum(right_ref):
-        return failed("the counts are too low: are they summed over all the folds?", where)
-    return failed(f"your counts {right} differ from the reference's", where)
+    for kind, (what, look) in _CV_MISTAKES.items():
+        if np.allclose(right, _cross_validate(fit, grid, features, labels, folds, kind)):
+            return failed(what, look)
+    return failed(f"your counts {right} differ from the reference's {right_ref}", where)
+
+
+def _bootstrap(right_a, right_b, resamples, seed, kind="paired", level=0.95):
+    """The reference draws of :func:`course_lib.topic_runs.paired_bootstrap` and the usual mistakes:
+    ``"unpaired"`` (a's and b's items drawn separately)."""
+    a, b = np.asarray(right_a, dtype=np.float64), np.asarray(right_b, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    pick = rng.integers(0, len(a), size=(resamples, len(a)))
+    other = rng.integers(0, len(a), size=(resamples, len(a))) if kind == "unpaired" else pick
+    draws = (a[pick].mean(axis=1) - b[other].mean(axis=1)) * 100               # (resamples,): points
+    return draws
 
 
 @check
-def check_paired_spread(answer) -> bool:
-    """Quiz: which spread decides whether a lead over the same splits is visible."""
-    return choice(answer, "differences", {
-        "accuracies": "each accuracy's spread includes how hard each split's test headlines are, which both "
-                      "models share: it hides a consistent lead",
-        "one split": "one split's standard error says how much its test set could move one accuracy, not "
-                     "whether the lead holds from split to split",
-    }, "the paired difference cancels what the two models share (a split's easy or hard test headlines): its "
-       "spread is the one to compare the lead with", where="section 6, paired differences")
+def check_paired_bootstrap(my_paired_bootstrap, right_a, right_b, resamples: int = 10_000) -> bool:
+    """Write: the paired difference of two models' accuracies on the same items, in points, with a 95 %
+    bootstrap interval (the tolerance covers another order of random draws)."""
+    from ..topic_runs import paired_bootstrap
 
-
-@check
-def check_scale_of_minilm(answer) -> bool:
-    """Retrieval (lecture 02): MiniLM's attention scores are divided by sqrt(d_k), d_k = 384 / 12."""
-    return number(answer, math.sqrt(32), "sqrt(d_k) = sqrt(384 / 12) = sqrt(32): each head works on 32 features",
-                  rel_tol=0.01, low="too small: the divisor is the square root of a head's width d_k",
-                  high="too large: d_k is d_model / num_heads, not d_model", where="lecture 02, scaled attention")
+    where = ("the difference per headline, then resample the headlines with replacement, the same ones for both "
+             "models; the 2.5 % and 97.5 % quantiles of the resampled means")
+    a, b = np.asarray(right_a, dtype=bool), np.asarray(right_b, dtype=bool)
+    ok, got = attempt(my_paired_bootstrap, a.copy(), b.copy(), resamples, 0, where=where)
+    if not ok:
+        return False
+    try:
+        mean, low, high = (float(x) for x in got)
+    except (TypeError, ValueError):
+        return failed(f"expected three numbers (mean, low, high), got {got!r}", where)
+    ref_mean, ref_low, ref_high = paired_bootstrap(a, b, resamples=resamples)
+    width, ref_width = high - low, ref_high - ref_low
+    if abs(mean - ref_mean / 100) < 1e-9 and ref_mean != 0:
+        return failed(f"mean {mean:.4f} is a fraction, not points of accuracy", "100 points = every headline")
+    if abs(mean + ref_mean) < 1e-9 and ref_mean != 0:
+        return failed(f"mean {mean:+.2f}: the sign is reversed, b minus a", "model a minus model b")
+    if abs(mean - ref_mean) > 1e-9:
+        return failed(f"mean {mean:+.2f} points, expected {ref_mean:+.2f}", "the mean of the per-headline differences")
+    if not low <= mean <= high:
+        return failed(f"the interval [{low:.2f}, {high:.2f}] does not hold the mean {mean:+.2f}",
+                      "quantiles of the resampled means")
+    tol = 0.1 * ref_width + 0.2
+    if abs(low - ref_low) <= tol and abs(high - ref_high) <= tol:
+        return passed(f"{mean:+.1f} points, 95 % interval [{low:+.1f}, {high:+.1f}] (reference "
+                      f"[{ref_low:+.1f}, {ref_high:+.1f}]): the interval is {'above' if low > 0 else 'not above'} 0")
+    unpaired = _bootstrap(a, b, resamples, 0, "unpaired")
+    unpaired_width = np.subtract(*np.quantile(unpaired, [0.975, 0.025]))
+    if width > ref_width * 1.15 and abs(width - unpaired_width) < 0.15 * unpaired_width:
+        return failed(f"interval {width:.1f} points wide, unpaired: a and b resampled separately lose what they "
+                      f"share (the paired one is {ref_width:.1f})", "draw the same headlines for both models")
+    draws = _bootstrap(a, b, resamples, 0)
+    if abs(width - 2 * draws.std()) < 0.15 * width:
+        return failed(f"interval {width:.1f} points wide: mean ± one standard deviation covers about 68 %, not 95 %",
+                      "the 2.5 % and 97.5 % quantiles")
+    if width < ref_width * 0.9:
+        return failed(f"interval {width:.1f} points wide, too narrow for 95 % (about {ref_width:.1f})",
+                      "the 2.5 % and 97.5 % quantiles of the resampled means")
+    if width > ref_width * 5:
+        return failed(f"interval {width:.1f} points wide: quantiles of single headlines (each -100, 0 or +100), "
+                      "not of resampled means", where)
+    return failed(f"interval [{low:.2f}, {high:.2f}], expected about [{ref_low:.2f}, {ref_high:.2f}]", where)
