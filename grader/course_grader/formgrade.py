@@ -32,7 +32,7 @@ class FormgradeMathToMathML(MathToMathML):
 class FormgradeSanitize(SanitizeStudentCells):
     """The gate out on the formgrader's page of a submission (issue 48 items 5, 6): what the student wrote
     and printed goes through :mod:`.html_out`'s allow-list again as the page is rendered (no ``<style>``,
-    no image or style sheet from elsewhere, no class of the page's own), also in a notebook autograded
+    no image or style sheet from elsewhere), also in a notebook autograded
     before the allow-list said so; the page's head carries :data:`.html_out.FORMGRADE_CSP`
     (templates/formgrade/mathjax.html.j2). Elsewhere (``generate_feedback`` runs HTMLExporter's
     preprocessors too, and sanitizes on its own) it does nothing."""

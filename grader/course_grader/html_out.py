@@ -90,12 +90,10 @@ _IN_PAGE = re.compile(r"(?i)^\s*url\s*\(\s*['\"]?#[\w.:-]*['\"]?\s*\)\s*$")
 def inline_style(value: str) -> str:
     """A ``style`` attribute's declarations whose property is in :data:`CSS_PROPERTIES` and whose value
     loads nothing (no ``url()``, ``image()``, escapes, comments, ``!important``); the others dropped."""
-    kept = []
-    for piece in value.split(";"):
-        m = _DECLARATION.match(piece)
-        if m and m.group(1).lower() in CSS_PROPERTIES and not _UNSAFE_VALUE.search(m.group(2)):
-            kept.append(f"{m.group(1).lower()}: {m.group(2)}")
-    return "; ".join(kept)
+    pieces = [p for p in value.split(";") if p.strip()]
+    kept = [p for p in pieces if (m := _DECLARATION.match(p)) and m.group(1).lower() in CSS_PROPERTIES
+            and not _UNSAFE_VALUE.search(m.group(2))]
+    return value if len(kept) == len(pieces) else ";".join(kept)       # as written when nothing is dropped
 
 
 def _attribute(element: str, attribute: str, value: str) -> str | None:
@@ -121,20 +119,6 @@ def clean_fragment(html: str) -> str:
     """``html`` (already rendered) with everything outside :data:`TAGS` and :data:`ATTRIBUTES` gone or
     escaped, comments removed, and URLs by :func:`_attribute`."""
     return _clean(html, TAGS)
-
-
-def _student_attribute(element: str, attribute: str, value: str) -> str | None:
-    """:func:`_attribute`, and no ``id`` or ``class`` of the page's own (a student's text dressed in the
-    page's verdict classes would read as the grader's); a code block's ``language-...`` stays."""
-    if attribute == "id" or (attribute == "class" and not re.fullmatch(r"language-[\w+-]+", value.strip())):
-        return None
-    return _attribute(element, attribute, value)
-
-
-def clean_student(html: str) -> str:
-    """:func:`clean_fragment` for what a student wrote or printed (a markdown answer, a cell's output),
-    with :func:`_student_attribute`'s filter."""
-    return _clean(html, TAGS, _student_attribute)
 
 
 #: a page's head: its title, its meta lines and its own style sheets (nothing of a student's is there)
@@ -173,7 +157,7 @@ def inert_markdown(text: str) -> str:
     passes through unchanged; the markdown itself when its rendering holds nothing to clean."""
     from nbconvert.filters.markdown_mistune import markdown2html_mistune
     rendered = markdown2html_mistune(text)
-    html = clean_student(rendered)
+    html = clean_fragment(rendered)
     if html == rendered:                 # it renders to nothing the allow-list removes: kept as written, so
         return text                      # an answer left as released keeps nbgrader's checksum (score 0)
     html = html.strip()

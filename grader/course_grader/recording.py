@@ -69,7 +69,7 @@ class SanitizeStudentCells(NbGraderPreprocessor):
 
         class Inert(SanitizeHTML):
             def sanitize_html_tags(self, html_str):
-                return html_out.clean_student(html_str)
+                return html_out.clean_fragment(html_str)
         self._outputs = Inert()
         return super().preprocess(nb, resources)
 

@@ -56,9 +56,9 @@ _LOADS = {"src", "srcset", "poster", "background", "data", "action", "formaction
 
 
 class _Loads(HTMLParser):
-    def __init__(self, student: bool) -> None:
+    def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
-        self.student, self.in_head = student, False
+        self.in_head = False
         self.found: list[str] = []
 
     def handle_starttag(self, tag, attrs):
@@ -80,21 +80,17 @@ class _Loads(HTMLParser):
                 self.found.append(f"{tag} {name}: url()")
             if name == "style" and any(RESTYLES.match(d) for d in value.split(";")):
                 self.found.append(f"{tag} style={value[:40]}")
-            if self.student and name == "id" or (self.student and name == "class" and not re.fullmatch(
-                    r"\s*(student-markdown|language-[\w+-]+)\s*", value)):
-                self.found.append(f"{tag} {name}={value[:40]}")
 
     def handle_endtag(self, tag):
         if tag == "head":
             self.in_head = False
 
 
-def loads_or_restyles(page: str, student: bool = False) -> list[str]:
+def loads_or_restyles(page: str) -> list[str]:
     """What in ``page`` a browser would load from elsewhere (an image, a style sheet, a font, a ``url()``
     but within the page) or what could restyle the page (a ``<style>`` outside its head, a ``style``
-    attribute that moves, hides or covers); ``student``: ``page`` is a student's fragment, which also
-    may not borrow the page's ids and classes."""
-    parser = _Loads(student)
+    attribute that moves, hides or covers)."""
+    parser = _Loads()
     parser.feed(page)
     parser.close()
     return parser.found

@@ -32,7 +32,7 @@ RESTYLING = ["<style>.not-attempted{display:none}</style><p>all 8 parts passed, 
              '<img srcset="https://x.org/a.png 2x">', '<video poster="https://x.org/p.png"></video>',
              '<table background="https://x.org/b.png"><tr><td>x</td></tr></table>',
              '<link rel="stylesheet" href="https://x.org/a.css">', '<svg><rect fill="url(https://x.org/p#a)"/></svg>',
-             '<svg><image href="https://x.org/a.png"/></svg>', '<div class="alert alert-success" id="verdict">ok</div>',
+             '<svg><image href="https://x.org/a.png"/></svg>',
              '<input type="image" src="https://x.org/a.png">', '<p style="font-family:x;src:url(https://x.org/f)">f</p>']
 PIECES = st.one_of(
     st.builds(lambda s: f"[x]({s}alert(1))", st.sampled_from(SCHEMES)),
@@ -71,7 +71,7 @@ def test_the_red_team_links_are_not_live():
 @given(answer=ANSWERS)
 def test_fuzz_markdown_answers_leave_no_active_html(answer):
     assert active_html(_formgrader_view(answer)) == []
-    assert loads_or_restyles(_formgrader_view(answer), student=True) == []
+    assert loads_or_restyles(_formgrader_view(answer)) == []
     page = clean_page(f"<!DOCTYPE html><html><head><title>t</title></head><body>"
                       f"{markdown2html_mistune(answer)}{answer}</body></html>")
     assert active_html(page) == [] and loads_or_restyles(page) == []
@@ -100,10 +100,10 @@ def test_a_style_sheet_or_a_remote_image_is_caught_without_the_gate(monkeypatch)
     host (the gate before this round), the red-team answer hides the verdict and loads from elsewhere."""
     from course_grader import html_out
     answer = "\n\n".join(RESTYLING[:1] + RESTYLING[6:7])
-    assert loads_or_restyles(_formgrader_view(answer), student=True) == []
+    assert loads_or_restyles(_formgrader_view(answer)) == []
     monkeypatch.setattr(html_out, "TAGS", html_out.TAGS | {"style"})
     monkeypatch.setattr(html_out, "_IMAGE", __import__("re").compile(r"(?i)(?:https?:|data:image/)"))
-    found = loads_or_restyles(_formgrader_view(answer), student=True)
+    found = loads_or_restyles(_formgrader_view(answer))
     assert "<style> outside the head" in found and any("x.org/a.png" in f for f in found), found
 
 
