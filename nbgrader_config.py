@@ -61,7 +61,11 @@ try:                                      # the grader's package: an instructor'
         MathToMathML,
         NameGradedCells,
     )
-    from course_grader.formgrade import FormgradeMathToMathML, switch_off_plain_actions  # noqa: E402
+    from course_grader.formgrade import (  # noqa: E402
+        FormgradeMathToMathML,
+        FormgradeSanitize,
+        switch_off_plain_actions,
+    )
     from course_grader.late import SettleLatePenalty  # noqa: E402
     from course_grader.recording import SanitizeStudentCells  # noqa: E402
 except ImportError:                       # a student's JupyterLab (Validate) needs none of this
@@ -89,4 +93,6 @@ if TEMPLATES is not None:
     # The formgrader's page of a submission works offline too: its maths as MathML, no MathJax from a
     # CDN, long messages and code lines wrapped (course_grader/formgrade.py and templates/formgrade/).
     # generate_feedback runs HTMLExporter's preprocessors too: there this one does nothing.
-    c.HTMLExporter.preprocessors = [FormgradeMathToMathML]
+    # What the student wrote and printed passes the allow-list again on that page (no <style>, nothing from
+    # elsewhere), and the page has a Content-Security-Policy (course_grader/html_out.py's FORMGRADE_CSP).
+    c.HTMLExporter.preprocessors = [FormgradeSanitize, FormgradeMathToMathML]

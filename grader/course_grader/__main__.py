@@ -22,6 +22,14 @@ hidden case (a training run; a few seconds per seed drawn).
 belong to the account it names is refused, and a submission's time is the server's (the latest
 status change of its files), written as its timestamp.txt (see grader/course_grader/collect.py).
 
+       python -m course_grader lms-collect ASSIGNMENT [ZIP ...] [--lms moodle|canvas] [--force]
+
+An LMS download (Moodle's or Canvas's zip, default downloaded/ASSIGNMENT/archive/*.zip) unpacked into
+submitted/ by the course itself, not by `nbgrader zip_collect`: each student named by the download's
+top level, on the roster, no archive inside unpacked, limits on sizes and counts, one notebook a
+student (its capitals and copies' numbers aside), a bad upload refused for that student alone and
+said (see grader/course_grader/lms_in.py).
+
        python -m course_grader points [NOTEBOOK] [PART=POINTS ...]
 
 Show the points of each part (the nbgrader metadata of the source notebook, what nbgrader grades with),
@@ -79,6 +87,9 @@ def main(argv=None) -> int:
     if argv[0] in ("ta-sheet", "ta-grades"):
         from .handgrades import main as hand_main
         return hand_main(argv)
+    if argv[0] == "lms-collect":
+        from .lms_in import main as lms_collect_main
+        return lms_collect_main(argv[1:])
     if argv[0] == "points":
         from .points import main as points_main
         return points_main(argv[1:])

@@ -37,7 +37,7 @@ from nbgrader.converters import Autograde, NbGraderException
 from traitlets import Bool, Float, Integer, List, Unicode
 from traitlets.config import Configurable
 
-from . import confine, recording, runner, sandbox
+from . import confine, notebook_in, recording, runner, sandbox
 from .lms import restore_times, stale_times
 from .pool import ClassGrader
 from .submissions import (
@@ -167,6 +167,19 @@ class SandboxAutogradeApp(AutogradeApp):
                           len(found) - len(jobs))
         return jobs
 
+    def _admit(self, jobs: list) -> None:
+        """Each notebook to grade through the one gate in (:func:`.notebook_in.admit_file`), whatever
+        route put it in ``submitted/``: made canonical in place, each repair said in the log; one that
+        cannot be read is left for the grader's reader, which refuses it for that student alone."""
+        root = self.coursedir.root
+        for student, notebook, path in jobs:
+            try:
+                notes = notebook_in.admit_file(path, root)
+            except (OSError, ValueError):
+                continue
+            if notes:
+                self.log.warning("Repaired: %s/%s.ipynb: %s", student, quoted(notebook), "; ".join(notes))
+
     def _grade(self, grader, level: str, settings) -> None:
         recording.configure_recording(self.config)            # first: the gradebook's engine is then the workers' too
         notebooks = assignment_notebooks(self.coursedir, self.coursedir.assignment_id)
@@ -184,6 +197,7 @@ class SandboxAutogradeApp(AutogradeApp):
                              "run lms-times on a fresh export: until then no score of theirs goes out",
                              ", ".join(stale))
         jobs = self._jobs(notebooks)
+        self._admit(jobs)
         seeds = seeds_of(self.coursedir, self.coursedir.assignment_id, notebooks)
         missing = missing_hidden(seeds)
         if missing and not settings.visible_only:

@@ -14,6 +14,7 @@ lets a long message or code line run off the page. nbgrader_config.py adds to th
 from __future__ import annotations
 
 from .feedback import MathToMathML
+from .recording import SanitizeStudentCells
 
 
 class FormgradeMathToMathML(MathToMathML):
@@ -21,6 +22,20 @@ class FormgradeMathToMathML(MathToMathML):
     template. ``generate_feedback``'s HTMLExporter reads the same ``HTMLExporter.preprocessors`` and
     runs them first: there it does nothing, and the feedback's own MathToMathML runs after the
     student's cells are made inert (MathML written before would be escaped into text)."""
+
+    def preprocess(self, nb, resources):
+        if getattr(self.parent, "template_name", None) != "formgrade":
+            return nb, resources
+        return super().preprocess(nb, resources)
+
+
+class FormgradeSanitize(SanitizeStudentCells):
+    """The gate out on the formgrader's page of a submission (issue 48 items 5, 6): what the student wrote
+    and printed goes through :mod:`.html_out`'s allow-list again as the page is rendered (no ``<style>``,
+    no image or style sheet from elsewhere), also in a notebook autograded
+    before the allow-list said so; the page's head carries :data:`.html_out.FORMGRADE_CSP`
+    (templates/formgrade/mathjax.html.j2). Elsewhere (``generate_feedback`` runs HTMLExporter's
+    preprocessors too, and sanitizes on its own) it does nothing."""
 
     def preprocess(self, nb, resources):
         if getattr(self.parent, "template_name", None) != "formgrade":

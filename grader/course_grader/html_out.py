@@ -9,6 +9,16 @@ looks at markdown: :func:`clean_fragment` cleans HTML a renderer has already pro
 :func:`clean_page` cleans a whole page (the feedback page, the class report) as written to disk, and
 puts a Content-Security-Policy into its head that lets the page load no script and nothing remote.
 
+A fragment can neither restyle the page nor load anything (issue 48 items 5, 6): a ``<style>`` element
+in a written answer hid the grader's "not attempted" line and showed a fake "all 8 parts passed" to the
+TA who grades by eye, and an image or a style sheet from any host loaded in the formgrader's page. So
+``<style>`` is kept only in a page's head (the grader's own style sheets, :func:`clean_page`); a
+``style`` attribute keeps only the declarations of :data:`CSS_PROPERTIES` (colours, fonts, strokes:
+what a figure or a table needs; never position, display, size, margins, transforms, content or a
+``url()``); an image's source is a ``data:`` URL of an image type only; any other attribute's
+``url(...)`` must point within the page (``url(#id)``). The formgrader's page of a submission gets the
+same allow-list (:class:`course_grader.formgrade.FormgradeSanitize`) and :data:`FORMGRADE_CSP`.
+
 :func:`inert_markdown` renders a student's markdown with nbconvert's own renderer (the one the
 formgrader and the feedback use), cleans that, and returns it as one HTML block that markdown passes
 through unchanged: what the formgrader shows of a student's cell is then HTML cleaned after rendering.
@@ -22,6 +32,23 @@ import nh3
 
 #: the Content-Security-Policy every page gets: no script, nothing loaded from anywhere but the page
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+#: the formgrader's page of a submission (templates/formgrade/mathjax.html.j2): its own scripts and style
+#: sheets from the formgrader (same origin), its score boxes talk to it; nothing from any other host
+FORMGRADE_CSP = ("default-src 'self'; script-src 'self' 'unsafe-inline' 'unsafe-eval'; style-src 'self' "
+                 "'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; "
+                 "object-src 'none'; frame-src 'none'; base-uri 'self'; form-action 'self'")
+
+#: what a ``style`` attribute may set: how text, a table cell or a figure's shape is drawn, in place
+CSS_PROPERTIES = frozenset({
+    "color", "background-color", "fill", "fill-opacity", "fill-rule", "stroke", "stroke-width", "stroke-opacity",
+    "stroke-linecap", "stroke-linejoin", "stroke-dasharray", "stroke-dashoffset", "stroke-miterlimit",
+    "font-family", "font-size", "font-style", "font-weight", "font-variant", "text-anchor", "text-align",
+    "text-decoration", "vertical-align", "white-space", "letter-spacing", "line-height", "opacity",
+    "dominant-baseline", "alignment-baseline", "border", "border-color", "border-style", "border-width",
+    "border-collapse", "padding", "padding-left", "padding-right", "padding-top", "padding-bottom"})
+_DECLARATION = re.compile(r"^\s*([a-zA-Z-]+)\s*:\s*([^;]*?)\s*$")
+_UNSAFE_VALUE = re.compile(r"(?i)url\s*\(|expression|@import|behaviou?r|\\|/\*|image-set|image\s*\(|var\s*\(|"
+                           r"attr\s*\(|!important")
 
 _MATHML = {"math", "mi", "mn", "mo", "ms", "mtext", "mspace", "mrow", "mfrac", "msqrt", "mroot", "mstyle",
            "merror", "mpadded", "mphantom", "mfenced", "menclose", "msub", "msup", "msubsup", "munder", "mover",
@@ -30,10 +57,11 @@ _MATHML = {"math", "mi", "mn", "mo", "ms", "mtext", "mspace", "mrow", "mfrac", "
 _SVG = {"svg", "g", "rect", "line", "polyline", "polygon", "circle", "ellipse", "path", "text", "tspan",
         "title", "desc", "defs"}
 
-#: the one allow-list: text, tables, lists, headings, images, links, MathML, SVG shapes, style sheets;
-#: never script, iframe, object, embed, form, input, base, link, foreignObject, use, animate, set
+#: the one allow-list: text, tables, lists, headings, images, links, MathML, SVG shapes; never script,
+#: iframe, object, embed, form, input, base, link, foreignObject, use, animate, set, or style (a page's
+#: own style sheets are kept in its head alone: :data:`HEAD_TAGS`)
 TAGS = (set(nh3.ALLOWED_TAGS) | _MATHML | _SVG | {
-    "style", "meta", "main", "section", "header", "footer", "nav", "article", "aside", "figure",
+    "meta", "main", "section", "header", "footer", "nav", "article", "aside", "figure",
     "figcaption", "caption", "colgroup", "col", "details", "summary", "kbd", "samp", "var", "mark",
     "pre", "code", "span", "div", "table", "thead", "tbody", "tfoot", "tr", "td", "th", "label"})
 _GENERIC = {"class", "id", "title", "lang", "dir", "role", "align", "width", "height", "hidden", "tabindex",
@@ -54,13 +82,24 @@ ATTRIBUTES = {"*": _GENERIC, "a": {"href", "name"}, "img": {"src", "alt", "loadi
               **{t: _SVG_ATTRIBUTES for t in _SVG}, **{t: _MATH_ATTRIBUTES for t in _MATHML}}
 
 _LINK = re.compile(r"(?i)(?:https?:|mailto:|#|[^:]*(?:[/?#]|$))")       # a scheme of these, or none
-_IMAGE = re.compile(r"(?i)(?:https?:|data:image/(?:png|jpeg|gif|webp|svg\+xml)[;,])")
+_IMAGE = re.compile(r"(?i)data:image/(?:png|jpeg|gif|webp|svg\+xml)[;,]")             # nothing from elsewhere
+_URL_VALUE = re.compile(r"(?i)url\s*\(")
+_IN_PAGE = re.compile(r"(?i)^\s*url\s*\(\s*['\"]?#[\w.:-]*['\"]?\s*\)\s*$")
+
+
+def inline_style(value: str) -> str:
+    """A ``style`` attribute's declarations whose property is in :data:`CSS_PROPERTIES` and whose value
+    loads nothing (no ``url()``, ``image()``, escapes, comments, ``!important``); the others dropped."""
+    pieces = [p for p in value.split(";") if p.strip()]
+    kept = [p for p in pieces if (m := _DECLARATION.match(p)) and m.group(1).lower() in CSS_PROPERTIES
+            and not _UNSAFE_VALUE.search(m.group(2))]
+    return value if len(kept) == len(pieces) else ";".join(kept)       # as written when nothing is dropped
 
 
 def _attribute(element: str, attribute: str, value: str) -> str | None:
-    """nh3's attribute filter: links over http(s), mailto or within the page; images over http(s) or
-    as data: of an image type; a ``<meta http-equiv>`` only for a Content-Security-Policy (which can
-    only forbid more), never a refresh."""
+    """nh3's attribute filter: links over http(s), mailto or within the page; images as data: of an
+    image type only; a ``<meta http-equiv>`` only for a Content-Security-Policy (which can only forbid
+    more), never a refresh; ``style`` by :func:`inline_style`; no ``url()`` but within the page."""
     if attribute == "href":
         return value if _LINK.match(value.strip()) else None
     if attribute == "src":
@@ -69,7 +108,9 @@ def _attribute(element: str, attribute: str, value: str) -> str | None:
         return value if value.strip().lower() == "content-security-policy" else None
     if attribute == "content" and element == "meta" and ":" in value and "charset" not in value.lower():
         return value if value.startswith("default-src") else None
-    if attribute == "style" and re.search(r"(?i)url\s*\(|expression|@import|behaviou?r", value):
+    if attribute == "style":
+        return inline_style(value) or None
+    if _URL_VALUE.search(value) and not _IN_PAGE.match(value):         # fill="url(https://...)" loads
         return None
     return value
 
@@ -77,9 +118,19 @@ def _attribute(element: str, attribute: str, value: str) -> str | None:
 def clean_fragment(html: str) -> str:
     """``html`` (already rendered) with everything outside :data:`TAGS` and :data:`ATTRIBUTES` gone or
     escaped, comments removed, and URLs by :func:`_attribute`."""
-    return nh3.clean(html, tags=TAGS, clean_content_tags={"script", "iframe", "object", "embed", "noscript",
-                                                          "template", "xmp", "noembed", "noframes"},
-                     attributes=ATTRIBUTES, attribute_filter=_attribute, strip_comments=True,
+    return _clean(html, TAGS)
+
+
+#: a page's head: its title, its meta lines and its own style sheets (nothing of a student's is there)
+HEAD_TAGS = frozenset({"meta", "title", "style"})
+
+
+def _clean(html: str, tags, attribute_filter=_attribute) -> str:
+    return nh3.clean(html, tags=set(tags), clean_content_tags={"script", "iframe", "object", "embed", "noscript",
+                                                               "template", "xmp", "noembed", "noframes", "style"}
+                     - set(tags),
+                     attributes={k: v for k, v in ATTRIBUTES.items() if k == "*" or k in tags},
+                     attribute_filter=attribute_filter, strip_comments=True,
                      url_schemes={"http", "https", "mailto", "data"}, link_rel=None,
                      generic_attribute_prefixes={"aria-", "data-"})
 
@@ -96,7 +147,7 @@ def clean_page(html: str, lang: str = "en") -> str:
     inner = _BODY.match(body)
     body = inner.group("inner") if inner else body
     return (f'<!DOCTYPE html>\n<html lang="{lang}">\n<head>\n'
-            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n{clean_fragment(head)}\n</head>\n'
+            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n{_clean(head, HEAD_TAGS)}\n</head>\n'
             f"<body>\n{clean_fragment(body)}\n</body>\n</html>\n")
 
 

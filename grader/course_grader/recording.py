@@ -122,7 +122,7 @@ def _answer_hashes(path: str, root: str, as_recorded: bool) -> dict:
     the student's as submitted, so a markdown cell is made inert first, as the recording makes it."""
     import hashlib
 
-    from . import files_in, json_in
+    from . import files_in, json_in, notebook_in
     try:
         nb = json_in.loads(files_in.read_file(path, root, runner.MAX_NOTEBOOK_BYTES), runner.MAX_NOTEBOOK_BYTES)
     except (OSError, ValueError):
@@ -132,7 +132,8 @@ def _answer_hashes(path: str, root: str, as_recorded: bool) -> dict:
         meta = cell.get("metadata", {}).get("nbgrader", {}) if isinstance(cell, dict) else {}
         gid, source = meta.get("grade_id") if isinstance(meta, dict) else None, cell.get("source", "")
         source = "".join(source) if isinstance(source, list) else str(source)
-        if isinstance(gid, str):
+        graded = isinstance(meta, dict) and any(meta.get(f) for f in notebook_in.FLAGS)
+        if isinstance(gid, str) and graded and gid not in out:      # nbgrader's cells only, the first one
             if as_recorded and cell.get("cell_type") in ("markdown", "raw"):
                 source = html_out.inert_markdown(source)
             out[gid] = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()

@@ -131,12 +131,12 @@ def read_notebook(path: str, root: str):
             return None, "the notebook is not a regular file of at most 20 MiB"
         if info.st_nlink > 1:
             return None, "the notebook is a hard link (a file with a second name), which is not copied"
-        import nbformat
+        from .notebook_in import parse
         with os.fdopen(fd, "rb", closefd=False) as f:
             text = f.read(MAX_NOTEBOOK_BYTES + 1).decode("utf-8")
         if json_in.depth(text) > json_in.MAX_DEPTH:              # bounded parsing: json recurses per level
             return None, f"the notebook's JSON is nested deeper than {json_in.MAX_DEPTH}"
-        nb = nbformat.reads(text, as_version=4)
+        nb, _ = parse(text, MAX_NOTEBOOK_BYTES + 1)              # the gate's reading (notebook_in): writable
     except Exception as e:                                  # noqa: BLE001
         return None, f"the notebook could not be read ({type(e).__name__})"
     finally:

@@ -17,6 +17,8 @@ process can remove it, and it survives into anything the process could start. Wh
   ``ioprio_set``, ``migrate_pages``, ``move_pages``): only on the caller itself (pid 0, as glibc
   passes it; ``setpriority`` and ``ioprio_set`` for one process only, never a group or a user);
 * System V IPC and POSIX message queues: never (a segment outlives its process);
+* watching files: ``inotify_*`` and ``fanotify_*`` never (a part that watched ``/tmp`` saw the other
+  parts' folders come and go, issue 48 item 7);
 * the terminal: ``ioctl`` TIOCSTI (typing into a terminal), TIOCLINUX and TIOCSCTTY (taking a
   controlling terminal), compared on the low 32 bits of the request as the kernel reads it;
 * the rest of the escape kit: ``ptrace``, ``process_vm_*``, ``socket``, ``socketpair``, mounts and
@@ -55,6 +57,8 @@ KILLED = (
     "shmget", "shmat", "shmctl", "shmdt", "semget", "semop", "semtimedop", "semctl",   # System V IPC
     "msgget", "msgsnd", "msgrcv", "msgctl",
     "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr",
+    "inotify_init", "inotify_init1", "inotify_add_watch", "inotify_rm_watch",   # watching others' files
+    "fanotify_init", "fanotify_mark",
 )
 #: refused with an error the caller sees (threads fail cleanly)
 ERRNO = {"clone3": ENOSYS}

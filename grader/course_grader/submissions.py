@@ -63,10 +63,18 @@ def _source_folder(coursedir, assignment_id: str) -> str:
     return coursedir.format_path(coursedir.source_directory, ".", assignment_id)
 
 
+def gradebook_exists(coursedir) -> bool:
+    """False when the gradebook is a SQLite file not made yet (opening it would make one)."""
+    url = coursedir.db_url
+    return not url.startswith("sqlite:///") or os.path.isfile(url[len("sqlite:///"):])
+
+
 def assignment_notebooks(coursedir, assignment_id: str) -> list[str]:
     """The assignment's notebook names: the gradebook's (``generate_assignment`` put them there), else
     those of its source folder; [] when neither knows the assignment."""
     try:
+        if not gradebook_exists(coursedir):
+            raise LookupError("no gradebook")
         from nbgrader.api import Gradebook
         with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
             names = sorted(nb.name for nb in gb.find_assignment(assignment_id).notebooks)

@@ -46,3 +46,51 @@ def active_html(page: str) -> list[str]:
     parser.feed(page)
     parser.close()
     return parser.found
+
+
+#: CSS that moves, hides, covers or replaces what the page shows (a verdict hidden, a fake one on top)
+RESTYLES = re.compile(r"(?i)^\s*(position|display|visibility|z-index|top|left|right|bottom|inset|margin[\w-]*|"
+                      r"transform[\w-]*|content|float|clip[\w-]*|overflow[\w-]*|width|height|(max|min)-\w+|"
+                      r"background(-image)?|mask[\w-]*|filter)\s*:")
+_LOADS = {"src", "srcset", "poster", "background", "data", "action", "formaction", "lowsrc", "dynsrc"}
+
+
+class _Loads(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.in_head = False
+        self.found: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "head":
+            self.in_head = True
+        elif tag == "body":
+            self.in_head = False
+        if tag == "style" and not self.in_head:
+            self.found.append("<style> outside the head")
+        if tag in ("link", "import"):
+            self.found.append(f"<{tag}>")
+        for name, value in attrs:
+            value = value or ""
+            if name in _LOADS and not value.strip().lower().startswith("data:image/"):
+                self.found.append(f"{tag} {name}={value[:40]}")
+            if name in ("href", "xlink:href") and tag in ("image", "use", "feimage", "script"):
+                self.found.append(f"{tag} {name}")
+            if re.search(r"(?i)url\s*\(\s*['\"]?(?!#)", value) or "@import" in value.lower():
+                self.found.append(f"{tag} {name}: url()")
+            if name == "style" and any(RESTYLES.match(d) for d in value.split(";")):
+                self.found.append(f"{tag} style={value[:40]}")
+
+    def handle_endtag(self, tag):
+        if tag == "head":
+            self.in_head = False
+
+
+def loads_or_restyles(page: str) -> list[str]:
+    """What in ``page`` a browser would load from elsewhere (an image, a style sheet, a font, a ``url()``
+    but within the page) or what could restyle the page (a ``<style>`` outside its head, a ``style``
+    attribute that moves, hides or covers)."""
+    parser = _Loads()
+    parser.feed(page)
+    parser.close()
+    return parser.found

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
 from course_grader.html_out import clean_page, inert_markdown
-from fuzz_kit import active_html, fuzz
+from fuzz_kit import active_html, fuzz, loads_or_restyles
 
 RED_TEAM = ("[one](jav&#x61;script:alert(1)) [two](&#106;avascript:alert(2)) "
             "[three](javascript&colon;alert(3)) [four][r]\n\n[r]: javascript:alert(4)\n")
@@ -23,6 +23,17 @@ RED_TEAM = ("[one](jav&#x61;script:alert(1)) [two](&#106;avascript:alert(2)) "
 SCHEMES = ["javascript:", "jav&#x61;script:", "&#106;avascript:", "javascript&colon;", "JaVaScRiPt:",
            "java\tscript:", "&#x6A;&#x61;vascript&#58;", "vbscript:", "data:text/html,", "data:text/html;base64,",
            " javascript:", "java&#0000115;cript:", "jav&NewLine;ascript:", "https:", "#", "mailto:"]
+#: issue 48 items 5, 6: what restyles the page or loads from elsewhere (not active, but as harmful to a TA)
+RESTYLING = ["<style>.not-attempted{display:none}</style><p>all 8 parts passed, 20 of 20</p>",
+             "<STYLE>@import url(https://x.org/a.css);</STYLE>", "<style>body{background:url(//x.org/t.png)}</style>",
+             '<div style="position:fixed;top:0;left:0;width:100%;background:white;z-index:9">20 of 20</div>',
+             '<span style="color:green; display : none">x</span>', '<p style="margin-top:-500px">up</p>',
+             "![logo](https://x.org/a.png)", "![t](//x.org/t.gif)", '<img src="http://x.org/a.png" alt=a>',
+             '<img srcset="https://x.org/a.png 2x">', '<video poster="https://x.org/p.png"></video>',
+             '<table background="https://x.org/b.png"><tr><td>x</td></tr></table>',
+             '<link rel="stylesheet" href="https://x.org/a.css">', '<svg><rect fill="url(https://x.org/p#a)"/></svg>',
+             '<svg><image href="https://x.org/a.png"/></svg>',
+             '<input type="image" src="https://x.org/a.png">', '<p style="font-family:x;src:url(https://x.org/f)">f</p>']
 PIECES = st.one_of(
     st.builds(lambda s: f"[x]({s}alert(1))", st.sampled_from(SCHEMES)),
     st.builds(lambda s: f"[x][ref]\n\n[ref]: {s}alert(1)\n", st.sampled_from(SCHEMES)),
@@ -40,6 +51,7 @@ PIECES = st.one_of(
                      "<details open ontoggle=alert(1)>", "<div style='background:url(javascript:alert(1))'>",
                      "```\n<script>alert(1)</script>\n```", "`<img src=x onerror=alert(1)>`",
                      "$x^2$", "$$\\frac{a}{b}$$", "\\[x\\](javascript:alert(1))", "&lt;script&gt;alert(1)"]),
+    st.sampled_from(RESTYLING),
     st.text(max_size=20))
 ANSWERS = st.lists(PIECES, max_size=8).map(" ".join)
 
@@ -59,9 +71,10 @@ def test_the_red_team_links_are_not_live():
 @given(answer=ANSWERS)
 def test_fuzz_markdown_answers_leave_no_active_html(answer):
     assert active_html(_formgrader_view(answer)) == []
+    assert loads_or_restyles(_formgrader_view(answer)) == []
     page = clean_page(f"<!DOCTYPE html><html><head><title>t</title></head><body>"
                       f"{markdown2html_mistune(answer)}{answer}</body></html>")
-    assert active_html(page) == []
+    assert active_html(page) == [] and loads_or_restyles(page) == []
     assert page.count("<head>") == 1 and "Content-Security-Policy" in page.split("</head>")[0]
 
 
@@ -79,4 +92,46 @@ def test_fuzz_a_whole_feedback_page_of_hostile_outputs_is_inert(answer):
             nbformat.v4.new_output("display_data", data={"text/html": answer, "text/markdown": answer}),
             nbformat.v4.new_output("stream", name="stdout", text=answer)])])
     page, _ = CleanHTMLExporter(template_name="classic").from_notebook_node(nb)
-    assert active_html(page) == []
+    assert active_html(page) == [] and loads_or_restyles(page) == []
+
+
+def test_a_style_sheet_or_a_remote_image_is_caught_without_the_gate(monkeypatch):
+    """Issue 48 items 5, 6: the fuzzer can fail. With ``<style>`` on the allow-list and images from any
+    host (the gate before this round), the red-team answer hides the verdict and loads from elsewhere."""
+    from course_grader import html_out
+    answer = "\n\n".join(RESTYLING[:1] + RESTYLING[6:7])
+    assert loads_or_restyles(_formgrader_view(answer)) == []
+    monkeypatch.setattr(html_out, "TAGS", html_out.TAGS | {"style"})
+    monkeypatch.setattr(html_out, "_IMAGE", __import__("re").compile(r"(?i)(?:https?:|data:image/)"))
+    found = loads_or_restyles(_formgrader_view(answer))
+    assert "<style> outside the head" in found and any("x.org/a.png" in f for f in found), found
+
+
+def test_the_formgrader_page_has_the_csp_and_the_allow_list():
+    """Issue 48 item 6: the formgrader's page of a submission, rendered as nbgrader_config.py renders it
+    (its template, its preprocessors), carries FORMGRADE_CSP before anything of the student's, and the
+    student's markdown and outputs pass the allow-list (a notebook autograded before it said so)."""
+    import os
+
+    import nbformat
+    from nbconvert import HTMLExporter
+    from traitlets.config import Config
+
+    from course_grader import html_out
+    from course_grader.feedback import TEMPLATES
+    from course_grader.formgrade import FormgradeSanitize
+    def page_of(answer):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(answer), nbformat.v4.new_code_cell(
+            "x", outputs=[nbformat.v4.new_output("display_data", data={"text/html": answer})])])
+        return exporter.from_notebook_node(nb, resources={"base_url": "", "notebook_id": "nb", "index": 0,
+                                                          "total": 1, "submission_id": "s", "mathjax_url": ""})[0]
+    config = Config()
+    import nbgrader
+    config.HTMLExporter.extra_template_basedirs = [TEMPLATES, os.path.join(
+        os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates")]
+    config.HTMLExporter.preprocessors = [FormgradeSanitize]
+    exporter = HTMLExporter(config=config, template_name="formgrade")
+    head, body = page_of("\n\n".join(RESTYLING + [RED_TEAM])).split("</head>", 1)
+    assert f'content="{html_out.FORMGRADE_CSP}"' in head
+    assert loads_or_restyles(body) == [] and "20 of 20" in body
+    assert active_html(body) == active_html(page_of("plain").split("</head>", 1)[1])     # the formgrader's own

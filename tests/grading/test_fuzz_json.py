@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 
 import nbformat
@@ -118,3 +119,91 @@ def test_without_the_limits_the_fuzzers_cases_stop_the_report(tmp_path, monkeypa
         hints_of(deep)
     monkeypatch.setattr("course_grader.files_in.read_file", lambda path, root, limit: open(path, "rb").read())
     assert hints_of(link) == {"attention": 2}
+
+
+# ------------------------------------------------------------------ the notebook gate (issue 48 items 1, 2)
+
+ESCAPES = st.sampled_from(["\\ud800", "\\udfff", "\\ud83d", "\\ude00x", "\\ud83d\\ude00", "NaN", "-Infinity", "x"])
+PLACES = st.sampled_from(["markdown", "metadata", "output", "key", "grade_id"])
+
+
+def _escaped_notebook(pieces) -> str:
+    """A notebook whose JSON holds each (place, escape) as written on disk: an escaped half of a UTF-16
+    pair is plain ASCII and valid JSON; NaN is what Python's json reads and writes."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_code_cell("x = 1", outputs=[nbformat.v4.new_output("stream", text="ok\n")]))
+    nb.cells.append(nbformat.v4.new_markdown_cell("an extra cell"))
+    texts = {"markdown": nb.cells[1], "output": nb.cells[0].outputs[0]}
+    for i, (place, _) in enumerate(pieces):
+        if place in texts:
+            key = "source" if place == "markdown" else "text"
+            texts[place][key] += f"@{i}@"
+        else:
+            where = {"metadata": nb.metadata, "key": nb.cells[1].metadata,
+                     "grade_id": nb.cells[0].metadata.setdefault("nbgrader", {})}[place]
+            where[f"@{i}@" if place == "key" else ("grade_id" if place == "grade_id" else f"s{i}")] = f"@{i}@"
+    text = json.dumps(nb)
+    for i, (_, escape) in enumerate(pieces):
+        number = escape.lstrip("-").isalpha() and escape != "x"
+        text = text.replace(f'"@{i}@":', f'"{escape}":').replace(f'"@{i}@"', escape if number else f'"{escape}"')
+        text = text.replace(f"@{i}@", "" if number else escape)
+    return text
+
+
+@fuzz(150)
+@given(pieces=st.lists(st.tuples(PLACES, ESCAPES), min_size=1, max_size=5))
+def test_fuzz_every_notebook_leaves_the_gate_writable(tmp_path_factory, pieces):
+    """The promise of the gate in (course_grader.notebook_in): whatever a student escapes into a
+    notebook's JSON, what leaves the gate nbgrader's writer can write (UTF-8, no NaN), the grader's
+    reader reads it, and a second pass finds nothing left to repair."""
+    from course_grader import notebook_in
+    root = tmp_path_factory.mktemp("gate")
+    path = root / "nb.ipynb"
+    text = _escaped_notebook(pieces)
+    path.write_text(text)
+    notes = notebook_in.admit_file(str(path), str(root))
+    written = path.read_bytes()
+    written.decode("utf-8")                                   # strict: no surrogate reached the file
+    json.loads(written, parse_constant=lambda name: pytest.fail(f"{name} written"))
+    nbformat.writes(nbformat.reads(written.decode(), as_version=4)).encode("utf-8")      # the recorder's write
+    assert notebook_in.admit_file(str(path), str(root)) == []
+    assert (path.stat().st_mode & 0o777) == 0o600 or not notes
+    lone = re.search("[\ud800-\udfff]", json.dumps(json.loads(text), ensure_ascii=False))
+    assert (lone is not None) == any("surrogate" in n for n in notes)
+
+
+def test_without_the_gate_a_lone_surrogate_stops_the_recorder(tmp_path):
+    """The fuzzer's case can fail: read as plain nbformat reads it, the escaped ``\\ud800`` of an extra
+    markdown cell makes nbgrader's write (the recorder's) raise UnicodeEncodeError; through the gate the
+    cell reads U+FFFD and the log line says so."""
+    from course_grader import notebook_in
+    text = _escaped_notebook([("markdown", "\\ud800")])
+    with pytest.raises(UnicodeEncodeError):
+        nbformat.writes(nbformat.reads(text, as_version=4)).encode("utf-8")
+    path = tmp_path / "nb.ipynb"
+    path.write_text(text)
+    assert notebook_in.admit_file(str(path), str(tmp_path)) == ["1 lone surrogate replaced by U+FFFD"]
+    assert "an extra cell\ufffd" in nbformat.read(path, as_version=4).cells[1].source
+
+
+def test_a_stray_grade_id_cannot_keep_a_hand_grade_for_a_changed_answer(tmp_path):
+    """Issue 48 item 2: the student rewrites a hand-graded answer and appends a plain cell carrying the
+    same grade_id and the old text. The gate removes the stray cell's nbgrader metadata (said so), and the
+    answer's hash is the graded cell's (nbgrader's cells only, the first), so the hand grade is flagged."""
+    from course_grader import notebook_in, recording
+    graded_meta = {"grade": True, "solution": True, "locked": False, "points": 2, "grade_id": "answer_reverser",
+                   "schema_version": 3}
+    before = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("old answer",
+                                                                          metadata={"nbgrader": graded_meta})])
+    after = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("a new answer", metadata={"nbgrader": graded_meta}),
+        nbformat.v4.new_markdown_cell("old answer", metadata={"nbgrader": {"grade_id": "answer_reverser"}})])
+    nbformat.write(before, tmp_path / "before.ipynb")
+    nbformat.write(after, tmp_path / "after.ipynb")
+    old = recording._answer_hashes(str(tmp_path / "before.ipynb"), str(tmp_path), as_recorded=False)
+    new = recording._answer_hashes(str(tmp_path / "after.ipynb"), str(tmp_path), as_recorded=False)
+    assert old["answer_reverser"] != new["answer_reverser"]
+    notes = notebook_in.admit_file(str(tmp_path / "after.ipynb"), str(tmp_path))
+    assert len(notes) == 1 and "'answer_reverser' without being an nbgrader cell" in notes[0]
+    cells = nbformat.read(tmp_path / "after.ipynb", as_version=4).cells
+    assert "nbgrader" not in cells[1].metadata and cells[0].metadata.nbgrader.grade_id == "answer_reverser"

@@ -60,10 +60,15 @@ def course(tmp_path_factory):
     mha = _cell(tamperer, "multi_head_attention")
     mha.source = ("f = getattr(F, 'multi_head_' + 'attention_forward')\n"
                   "getattr(f, '__kw' + 'defaults__')['_tat' + 'tle'] = lambda reason: None\n" + mha.source)
-    for student, nb in {"writer": _writer(good), "marked": good, "tamperer": tamperer}.items():
+    for student, nb in {"writer": _writer(good), "marked": good, "tamperer": tamperer, "escaper": good}.items():
         folder = root / "submitted" / student / ASSIGNMENT
         folder.mkdir(parents=True)
-        nbformat.write(nb, folder / f"{NOTEBOOK}.ipynb")
+        text = nbformat.writes(nb)
+        if student == "escaper":           # issue 48 item 1: an escaped lone surrogate (ASCII on disk) in three places
+            text = (text.replace('"metadata": {', '"metadata": {"note": "\\ud800", ', 1)
+                    .replace('"source": [', '"source": ["\\udfff", ', 1)
+                    .replace('"kernelspec": {', '"student": "\\ud83d", "kernelspec": {', 1))
+        (folder / f"{NOTEBOOK}.ipynb").write_text(text)
         (folder / "timestamp.txt").write_text("2026-01-15 12:00:00.000000 UTC")
     proc = _run([sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--jobs", "2",
                  "--allow-public-seeds"], root)
@@ -166,3 +171,14 @@ def test_a_switched_off_guard_is_named_in_the_log_and_the_verdicts(course):
     assert rows["writer"]["guard_tampered"] == rows["marked"]["guard_tampered"] == ""
     assert rows["marked"]["status"] == "graded" and rows["marked"]["passed"] == rows["marked"]["parts"]
     assert "attention" in rows["writer"]["failed"].split()
+
+
+def test_a_lone_surrogate_is_repaired_at_the_gate_and_the_student_graded(course):
+    """Issue 48 item 1, end to end: escaped lone surrogates in a cell's metadata, a cell's source and the
+    notebook's metadata: the run exits 0 (the fixture), the log says what was repaired, the student is
+    graded and recorded in full (the notebook written with U+FFFD in their place)."""
+    import csv
+    assert "Repaired: escaper/'encoder_from_scratch'.ipynb: 3 lone surrogates replaced by U+FFFD" in LOG[0]
+    rows = {r["student"]: r for r in csv.DictReader(open(course / f"verdicts_{ASSIGNMENT}.csv", encoding="utf-8"))}
+    assert rows["escaper"]["status"] == "graded" and rows["escaper"]["passed"] == rows["escaper"]["parts"]
+    assert "\ufffd" in nbformat.writes(_autograded(course, "escaper"))

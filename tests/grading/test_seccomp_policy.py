@@ -44,6 +44,9 @@ def test_a_refused_call_ends_the_process_and_an_allowed_one_runs():
     assert run_filtered("import socket; socket.socket()").returncode == -signal.SIGSYS
     assert run_filtered("os.kill(os.getppid(), 0)").returncode == -signal.SIGSYS
     assert run_filtered("import ctypes; ctypes.CDLL(None).syscall(39 | 0x40000000)").returncode == -signal.SIGSYS
+    inotify = "import ctypes; libc = ctypes.CDLL(None, use_errno=True); fd = libc.inotify_init1(0)\n"
+    assert run_filtered(inotify + "libc.inotify_add_watch(fd, b'/tmp', 0x100 | 0x200)").returncode == -signal.SIGSYS
+    assert run_filtered("import ctypes; ctypes.CDLL(None).fanotify_init(0, 0)").returncode == -signal.SIGSYS
     ok = run_filtered("import resource; resource.getrlimit(resource.RLIMIT_AS); os.kill(os.getpid(), 0)")
     assert ok.returncode == 0 and ok.stdout.strip() == "alive", ok.stderr
     threads = run_filtered("import threading\ntry:\n    threading.Thread(target=print).start()\n"
