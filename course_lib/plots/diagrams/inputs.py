@@ -73,7 +73,7 @@ def draw_embedding_output():
     _bars(c, 7.75, 2.85, [VOCAB[i] for i in words], probs[words], length=0.7,
           highlight=words.index(int(np.argmax(probs))))
     c.text(7.75, 3.32, "p(token at [MASK])", fontsize=9.5, fontweight="bold")
-    c.text(7.3, 1.75, "<pad>, <unk>,\n[MASK]: 0.00 each", fontsize=8.5, color=NOTE, va="top", ha="left")
+    c.text(7.1, 1.75, "<pad>, <unk>,\n[MASK]: 0.00 each", fontsize=8.5, color=NOTE, va="top", ha="left")
     c.text(0.2, 0.45, "Tied weights (Press & Wolf 2017; Vaswani et al. 2017, section 3.4): the output layer "
            "reuses E,\nso a token's input vector and its output vector are the same learned vector.",
            fontsize=9.5, ha="left", color=NOTE)
