@@ -152,3 +152,23 @@ def test_paired_bootstrap(capsys):
     assert "too narrow" in said(capsys, check, bootstrap(level=0.8), a, b)
     assert "expected three numbers" in said(capsys, check, lambda *x: 1.0, a, b)
     assert said(capsys, check, lambda *x: None, a, b).startswith("○ not done yet")
+
+
+def test_same_headlines(capsys):
+    check = lecture08.check_same_headlines
+    assert said(capsys, check, "c").startswith("✓")
+    assert said(capsys, check, " c ").startswith("✓")
+    assert "moves no mean" in said(capsys, check, "a")
+    assert "narrower here, not wider" in said(capsys, check, "b")
+    assert "should be one of 'a', 'b', 'c'" in said(capsys, check, "d")
+    assert said(capsys, check, None) == "○ not done yet: set answer to one of 'a', 'b', 'c' (section 6)"
+
+
+def test_rows_past_training(capsys):
+    check = lecture08.check_rows_past_training
+    assert said(capsys, check, "a").startswith("✓")
+    assert "not a formula" in said(capsys, check, "b")
+    assert "nothing ties a row to its neighbours" in said(capsys, check, "c")
+    assert "should be one of" in said(capsys, check, 1)
+    assert said(capsys, check, ...) == "○ not done yet: set answer to one of 'a', 'b', 'c' (lecture 05, section 5)"
+

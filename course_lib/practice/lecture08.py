@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import attempt, check, failed, passed, todo, unanswered
+from . import attempt, check, choice, failed, passed, todo, unanswered
 
-__all__ = ["check_word_order", "check_train_probe", "check_cross_validate", "check_paired_bootstrap"]
+__all__ = ["check_word_order", "check_train_probe", "check_cross_validate", "check_paired_bootstrap",
+           "check_same_headlines", "check_rows_past_training"]
 
 
 @check
@@ -186,6 +187,14 @@ def check_paired_bootstrap(my_paired_bootstrap, right_a, right_b, resamples: int
     if not low <= mean <= high:
         return failed(f"the interval [{low:.2f}, {high:.2f}] does not hold the mean {mean:+.2f}",
                       "quantiles of the resampled means")
+    ok, same = attempt(my_paired_bootstrap, a.copy(), a.copy(), resamples, 0, where=where)   # b = a: paired, width 0
+    if not ok:
+        return False
+    same_width = float(same[2]) - float(same[1])
+    if same_width > 1e-9:
+        return failed(f"unpaired: two models right on the very same headlines get an interval {same_width:.1f} points "
+                      "wide, not 0; a and b resampled separately lose what they share",
+                      "draw the same headlines for both models")
     tol = 0.1 * ref_width + 0.2
     if abs(low - ref_low) <= tol and abs(high - ref_high) <= tol:
         return passed(f"{mean:+.1f} points, 95 % interval [{low:+.1f}, {high:+.1f}] (reference "
@@ -206,3 +215,27 @@ def check_paired_bootstrap(my_paired_bootstrap, right_a, right_b, resamples: int
         return failed(f"interval {width:.1f} points wide: quantiles of single headlines (each -100, 0 or +100), "
                       "not of resampled means", where)
     return failed(f"interval [{low:.2f}, {high:.2f}], expected about [{ref_low:.2f}, {ref_high:.2f}]", where)
+
+
+@check
+def check_same_headlines(answer) -> bool:
+    """Quiz: why the bootstrap of section 6 draws the same test headlines for both models."""
+    return choice(answer, "c", {
+        "a": "drawing the two models' headlines apart moves no mean: both ways centre on the same difference; "
+             "what changes is the width of the interval",
+        "b": "pairing makes the interval narrower here, not wider: the two models are right on mostly the same "
+             "headlines, and that shared part drops out of each headline's difference",
+    }, "each draw keeps a headline's two answers together, so what is hard for both drops out of the difference; "
+       "drawn apart, that shared difficulty becomes noise and widens the interval", where="section 6")
+
+
+@check
+def check_rows_past_training(answer) -> bool:
+    """Retrieval (lecture 05): a learned position table read past the longest training sentence."""
+    return choice(answer, "a", {
+        "b": "a learned table is not a formula: no rotation links its rows, each row is its own trained vector",
+        "c": "nothing ties a row to its neighbours: row t gets a gradient only from tokens at position t, and no "
+             "training sentence reached these positions",
+    }, "rows no training sentence reached never received a gradient: they are as they started, and mean nothing "
+       "to the layers above (a formula, sinusoids or RoPE, goes on past the training length)",
+       where="lecture 05, section 5")

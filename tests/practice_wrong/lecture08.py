@@ -115,4 +115,16 @@ WRONG = {
         Wrong("a fraction, not points", _bootstrap("fraction"), word="fraction"),
         Wrong("b minus a", _bootstrap("reversed"), word="reversed"),
     ],
+    "check_same_headlines": [
+        Wrong("pairing to fix the mean", ("a",), word="moves no mean"),
+        Wrong("pairing to widen the interval", ("b",), word="narrower here, not wider"),
+        Wrong("not an option", ("d",), word="should be one of"),
+        Wrong("an upper-case letter", ("C",), word="should be one of"),
+    ],
+    "check_rows_past_training": [
+        Wrong("rows by a rotation, as sinusoids", ("b",), word="not a formula"),
+        Wrong("rows close to the last trained one", ("c",), word="nothing ties a row to its neighbours"),
+        Wrong("not an option", ("d",), word="should be one of"),
+        Wrong("a number, not a letter", (1,), word="should be one of"),
+    ],
 }
