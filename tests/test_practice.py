@@ -346,7 +346,7 @@ def test_practice_mixes_the_kinds():
 def test_solution_and_mistake_get_their_feedback(path):
     nb = nbformat.read(path, as_version=4)
     found = {i: (check, solution) for i, check, solution in exercises(nb)}
-    client = NotebookClient(nb, timeout=120, kernel_name="python3",
+    client = NotebookClient(nb, timeout=600, kernel_name="python3",      # 09 trains a whole run of the change
                             resources={"metadata": {"path": str(path.parent)}})
     problems = []
 
