@@ -21,7 +21,7 @@ SPOKEN = {
         "P E sub ( pos, 2 i ) end sub equals sine ( pos divided by 10000 to the power 2 i divided by d sub model "
         "end power )",
     r"W^Q": "W superscript Q",
-    r"e^{s_j}": "e to the power s sub j",
+    r"e^{s_j}": "e to the power s sub j end power",
     r"\tfrac{x}{2}\big(1 + \operatorname{erf}(x/\sqrt 2)\big)": "x over 2 ( 1 plus erf ( x divided by square root "
                                                                  "of 2 ) )",
 }
