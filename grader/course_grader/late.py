@@ -27,6 +27,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.preprocessors.latesubmissions import AssignLatePenalties
 from traitlets.config import Config
 
+from .feedback import display_data_priority
 from .lms import NBGRADER_TIME, kept_times, time_for
 
 CONFIG = "nbgrader_config.py"
@@ -101,6 +102,8 @@ class SettleLatePenalty(NbGraderPreprocessor):
     """``generate_feedback``'s first step (before ``GetGrades``): the student's late penalty from the final
     total, as :func:`settle`. A submission whose lateness is unknown gets no feedback page (an error that
     names it): run ``lms-times`` on a fresh export first."""
+
+    display_data_priority = display_data_priority()          # generate_feedback sets it: no warning
 
     def preprocess(self, nb, resources):
         from nbgrader.coursedir import CourseDirectory
