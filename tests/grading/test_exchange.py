@@ -125,6 +125,7 @@ def test_times_deleted_by_zip_collect_force_are_written_again(tmp_path):
     from course_grader.lms import restore_times, write_times
     for student in ("1001", "1002"):
         (tmp_path / "submitted" / student / "ps1").mkdir(parents=True)
+        (tmp_path / "submitted" / student / "ps1" / "ps1.ipynb").write_text(f'{{"student": "{student}"}}')
     late = datetime.datetime(2026, 12, 5, 1, 30, tzinfo=datetime.UTC)
     write_times(str(tmp_path), "ps1", {"1001": late, "1002": late})
     stamps = {s: tmp_path / "submitted" / s / "ps1" / "timestamp.txt" for s in ("1001", "1002")}
