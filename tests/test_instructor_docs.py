@@ -168,7 +168,7 @@ def write_corpus(root: Path, per_topic: int = 130) -> Path:
         (root / topic).mkdir(parents=True)
         for i in range(per_topic):
             (root / topic / f"{i:03d}.txt").write_text(
-                f"{topic.title()} story number {i}\n\nThe first sentence of story {i}. A second one follows!\n"
+                f"{topic.title()} story number {i}\n\nThe first sentence of {topic} story {i}. A second one follows!\n"
                 f"Another paragraph about {topic}.\n", encoding="utf-8")
     return root
 
@@ -181,7 +181,7 @@ def test_a_corpus_of_ones_own_runs_the_capstones_data_code(tmp_path):
     train, test = balanced_split(data, train_per_topic=60, test_per_topic=60, seed=0)   # 08's split
     assert len(train) == len(test) == 120 and not set(train) & set(test)
     sentences = article_sentences(data, test[:1])                                      # 09's sentences
-    assert sentences == [f"The first sentence of story {test[0] % 130}.", "A second one follows!",
+    assert sentences == [f"The first sentence of {data.topic[test[0]]} story {test[0] % 130}.", "A second one follows!",
                          f"Another paragraph about {data.topic[test[0]]}."]
     assert article_sentences(data.subset(test[:1])) == sentences                       # a subset keeps its root
     assert load_corpus(tmp_path / "corpus", topics=["cooking"]).topic == ["cooking"] * 130

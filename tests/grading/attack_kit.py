@@ -101,15 +101,36 @@ def processes_of(uid: int, under: int) -> list[int]:
     return found
 
 
-def running(script: str) -> list[int]:
-    """Processes whose command line names ``script``: zygotes, and anything their parts forked."""
+def _parent(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+
+def started_by(pid: int, ancestor: int) -> bool:
+    """Whether ``ancestor`` is ``pid`` or one of its ancestors (False for a process gone meanwhile)."""
+    try:
+        while pid > 1:
+            if pid == ancestor:
+                return True
+            pid = _parent(pid)
+    except (OSError, ValueError, IndexError):
+        return False
+    return False
+
+
+def running(script: str, ancestor: int | None = None) -> list[int]:
+    """Processes whose command line names ``script``: zygotes, and anything their parts forked. With
+    ``ancestor``, only those it started (a test asserts on what it made: another test's zygotes may run
+    beside it), and the orphans (parent 1) a dead grader leaves."""
     found = []
     for entry in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{entry}/cmdline", "rb") as f:
                 if script.encode() in f.read().split(b"\0"):
-                    found.append(int(entry))
-        except OSError:
+                    pid = int(entry)
+                    if ancestor is None or started_by(pid, ancestor) or _parent(pid) == 1:
+                        found.append(pid)
+        except (OSError, ValueError, IndexError):
             continue
     return found
 

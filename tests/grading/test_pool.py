@@ -4,6 +4,7 @@ left running."""
 
 from __future__ import annotations
 
+import os
 import time
 
 import nbformat
@@ -67,9 +68,9 @@ def test_an_overrun_or_a_dead_worker_costs_only_its_student(tmp_path):
     assert sum("Replacing the grading worker" in line for line in log.lines) == 2, log.lines
     assert sorted(line.split()[1] for line in log.lines if line.startswith("Grading ")) == ["boom/nb", "loops/nb"]
     deadline = time.monotonic() + 15
-    while running(sandbox.ZYGOTE) and time.monotonic() < deadline:
+    while running(sandbox.ZYGOTE, os.getpid()) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert running(sandbox.ZYGOTE) == [] and recorded == []
+    assert running(sandbox.ZYGOTE, os.getpid()) == [] and recorded == []
 
 
 GRADER_WITHOUT_TORCH = """
