@@ -62,7 +62,8 @@ def stream_text(cell) -> str:
     for o in cell.get("outputs", []):
         if o.get("output_type") == "stream":
             said.append(o.get("text", ""))
-        elif o.get("output_type") == "display_data" and "text/plain" in o.get("data", {}):
+        elif o.get("output_type") == "display_data" and "text/plain" in o.get("data", {}) \
+                and "image/png" not in o["data"]:                   # a figure a check draws is not a line
             said.append("".join(o["data"]["text/plain"]).rstrip("\n") + "\n")
     return "".join(said)
 

@@ -47,10 +47,16 @@ def course_config(root: str) -> Config:
     return config
 
 
+class _Penalties(AssignLatePenalties):
+    """nbgrader's step, declaring the option generate_feedback sets on every step (no traitlets warning)."""
+
+    display_data_priority = display_data_priority()
+
+
 def policy(config: Config | None = None, parent=None) -> AssignLatePenalties:
     """nbgrader's own ``AssignLatePenalties`` with the course's plugin: its ``plugin_inst`` is the policy,
     its ``_check_late_penalty`` nbgrader's clamp."""
-    assign = AssignLatePenalties(parent=parent) if parent is not None else AssignLatePenalties(config=config)
+    assign = _Penalties(parent=parent) if parent is not None else _Penalties(config=config)
     assign.init_plugin()
     return assign
 

@@ -2,8 +2,8 @@
 
 Playwright's ``aria_snapshot`` computes names with its own script; a screen reader gets Chromium's
 tree, so these helpers ask Chromium (``Accessibility.queryAXTree`` under a DOM node,
-``Accessibility.getPartialAXTree`` for one node). Used by tests/site/test_site_accessibility_tree.py (the
-built site) and tests/browser/test_lab_accessibility_tree.py (JupyterLab).
+``Accessibility.getPartialAXTree`` for one node). Used by tests/browser/test_lab_accessibility_tree.py and
+tests/browser/test_lecture_notebooks.py (JupyterLab).
 """
 
 from __future__ import annotations
