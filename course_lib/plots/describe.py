@@ -82,7 +82,8 @@ def heatmap_sentence(arr: np.ndarray, rows, cols, title: str | None, measured: s
     finite = np.where(np.isfinite(arr), arr, -np.inf)
     if not np.isfinite(finite).any():
         return head
-    i, j = np.unravel_index(int(np.argmax(finite)), arr.shape)
+    # the first of the largest at the precision printed: ties (a diagonal of 1s) read the same on any CPU
+    i, j = np.unravel_index(int(np.argmax(np.round(finite, 2))), arr.shape)
     row = rows[i] if rows else str(i)
     col = cols[j] if cols else str(j)
     return f"{head}; the largest at row {row}, column {col}"
