@@ -181,17 +181,19 @@ def frequency_scores(train: torch.Tensor, labels: torch.Tensor, vocab_size: int,
     return _score(log_p[cols], labels[rows, cols], frequent)
 
 
-EDGE = "edge"      # the neighbour of a sentence's first and last word: no word there
+def _neighbours(tokens: torch.Tensor, vocab_size: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The token just before and just after each position, ``(B, T)`` each; padding and the sentence's ends
+    read as the edge, id ``vocab_size``."""
+    edge = torch.full((len(tokens), 1), vocab_size)
+    padded = torch.where(tokens == PAD_ID, vocab_size, tokens)
+    return torch.cat([edge, padded[:, :-1]], 1), torch.cat([padded[:, 1:], edge], 1)
 
 
 def neighbour_counts(train: torch.Tensor, vocab_size: int) -> tuple[torch.Tensor, torch.Tensor]:
     """How often each known word (not a special, not ``<unk>``) follows and precedes each token in ``train``:
     ``left[c, w]`` counts ``c`` just before ``w``, ``right[c, w]`` counts ``c`` just after it, both
     ``(vocab_size + 1, vocab_size)`` float64; the last row ``c = vocab_size`` is the edge of the sentence."""
-    edge = torch.full((len(train), 1), vocab_size)
-    padded = torch.where(train == PAD_ID, vocab_size, train)                   # padding reads as the edge
-    before = torch.cat([edge, padded[:, :-1]], 1)                              # (N, T) the word to the left
-    after = torch.cat([padded[:, 1:], edge], 1)                                # (N, T) the word to the right
+    before, after = _neighbours(train, vocab_size)                             # (N, T) left and right words
     target = train > MASK_ID                                                   # a known word
     left = torch.zeros(vocab_size + 1, vocab_size, dtype=torch.float64)
     right = torch.zeros(vocab_size + 1, vocab_size, dtype=torch.float64)
@@ -215,10 +217,7 @@ def neighbour_log_probs(train: torch.Tensor, inputs: torch.Tensor, labels: torch
     unigram[:MASK_ID + 1] = 0
     unigram /= unigram.sum()                                                   # (V,) P(w)
     rows, cols = (labels != IGNORE).nonzero(as_tuple=True)
-    edge = torch.full((len(inputs), 1), vocab_size)
-    padded = torch.where(inputs == PAD_ID, vocab_size, inputs)
-    before = torch.cat([edge, padded[:, :-1]], 1)[rows, cols]                 # (n,)
-    after = torch.cat([padded[:, 1:], edge], 1)[rows, cols]
+    before, after = (side[rows, cols] for side in _neighbours(inputs, vocab_size))   # (n,) each
 
     def given(table, context):                                                 # (n, V) P(w | c)
         n = table[context]
