@@ -209,6 +209,11 @@ def check_count_neighbours(count_neighbours) -> bool:
         if t[:, :MASK_ID + 1].any():
             return failed(f"{name} counts <pad>, <unk> or <mask> as a word that follows a context: those are "
                           "never a hidden word", f"print {name}[:, :3].sum()")
+    if mine[0].sum() != left.sum() and mine[0][vocab_size].sum() == 0 \
+            and mine[0].sum() == left.sum() - left[vocab_size].sum():
+        return failed(f"left counts {int(mine[0].sum())} words, {int(left[vocab_size].sum())} short: the edge row "
+                      f"(index {vocab_size}) is empty, so a sentence's first word is never counted",
+                      f"print left[{vocab_size}].sum() and the number of sentences")
     if mine[0].sum() != left.sum():
         return failed(f"left counts {int(mine[0].sum())} words, expected {int(left.sum())} (one per known word)",
                       "print the number of known words in train")

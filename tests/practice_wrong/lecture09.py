@@ -39,10 +39,13 @@ def _counts(kind):
             for i, w in enumerate(words):
                 if w <= MASK_ID and kind != "specials counted":
                     continue
-                before = words[i - 1] if i > 0 else vocab_size
-                after = words[i + 1] if i + 1 < len(words) else vocab_size
-                left[before, w] += 1
-                right[after, w] += 1
+                edge = None if kind == "edges skipped" else vocab_size
+                before = words[i - 1] if i > 0 else edge
+                after = words[i + 1] if i + 1 < len(words) else edge
+                if before is not None:
+                    left[before, w] += 1
+                if after is not None:
+                    right[after, w] += 1
         return (right, left) if kind == "swapped" else (left, right)
     return count_neighbours
 
@@ -71,6 +74,7 @@ WRONG = {
         Wrong("the tables swapped", (_counts("swapped"),), word="swapped"),
         Wrong("special tokens counted as words", (_counts("specials counted"),), word="<pad>, <unk> or <mask>"),
         Wrong("no edge row", (lambda train, v: (torch.zeros(v, v), torch.zeros(v, v)),), word="edge"),
+        Wrong("first and last words not counted", (_counts("edges skipped"),), word="edge row"),
     ],
     "check_lr_factor": [
         Wrong("the ramp alone", (_lr("ramp alone"),), word="stays at 1"),
