@@ -72,9 +72,10 @@ def test_quizzes(capsys):
     assert "layer 1 alone" in said(capsys, lecture01.check_pipeline_steps, 100)
     assert "waits only" in said(capsys, lecture01.check_pipeline_steps, 600)
     assert said(capsys, lecture01.check_pipeline_steps, None).startswith("○")
-    assert said(capsys, lecture01.check_attention_memory, 4).startswith("✓")
-    assert "bytes" in said(capsys, lecture01.check_attention_memory, 4 * 1024 * 1024)
-    assert "4 bytes" in said(capsys, lecture01.check_attention_memory, 1)
+    assert said(capsys, lecture01.check_attention_crossover, 32).startswith("✓")
+    assert "per head" in said(capsys, lecture01.check_attention_crossover, 384)
+    assert "too small" in said(capsys, lecture01.check_attention_crossover, 8)
+    assert said(capsys, lecture01.check_attention_crossover, ...).startswith("○")
 
 
 def additive_module(squash=True, bias=False, sum_axis=-1, context_ok=True, names=("W_a", "U_a", "v_a")):
@@ -149,9 +150,12 @@ def test_attention_traffic(capsys):
     assert said(capsys, check, lambda T, d, b=4: None).startswith("○")
 
 
-def test_decoder_passes(capsys):
-    check = lecture01.check_decoder_passes
-    assert said(capsys, check, 5, 1).startswith("✓")
-    assert "in training: 5 passes" in said(capsys, check, 5, 5)
-    assert "each pass emits exactly one token" in said(capsys, check, 1, 1)
-    assert said(capsys, check, ..., 1).startswith("○")
+def test_decoder_scores(capsys):
+    check = lecture01.check_decoder_scores
+    assert said(capsys, check, 35, 15).startswith("✓")
+    assert said(capsys, check, 84, 28, target_length=7).startswith("✓")     # n(n+1)(n+2)/6 and n(n+1)/2
+    assert "count passes" in said(capsys, check, 5, 1)
+    assert "recomputes" in said(capsys, check, 15, 15)
+    assert "mask hides" in said(capsys, check, 35, 25)
+    assert "whole numbers" in said(capsys, check, 35.0, 15)
+    assert said(capsys, check, ..., 15).startswith("○")

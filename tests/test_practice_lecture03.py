@@ -12,27 +12,29 @@ def said(capsys, check, *args) -> str:
     return out
 
 
-def layer_norm(x, eps=1e-5):
-    mean = x.mean(dim=-1, keepdim=True)
-    var = x.var(dim=-1, keepdim=True, unbiased=False)
-    return (x - mean) / torch.sqrt(var + eps)
+def masked_batch_norm(x, key_padding_mask, eps=1e-5):
+    real = (~key_padding_mask).unsqueeze(-1).to(x.dtype)
+    count = real.sum()
+    mean = (x * real).sum(dim=(0, 1)) / count
+    var = (((x - mean) * real) ** 2).sum(dim=(0, 1)) / count
+    return (x - mean) / torch.sqrt(var + eps) * real
 
 
-def test_layer_norm(capsys):
-    assert said(capsys, lecture03.check_layer_norm, layer_norm).startswith("✓")
-    unbiased = lambda x, eps=1e-5: (x - x.mean(-1, keepdim=True)) / torch.sqrt(x.var(-1, keepdim=True) + eps)
-    assert "d - 1" in said(capsys, lecture03.check_layer_norm, unbiased)
-    eps_outside = lambda x, eps=1e-5: ((x - x.mean(-1, keepdim=True))
-                                       / (x.var(-1, keepdim=True, unbiased=False).sqrt() + eps))
-    out = said(capsys, lecture03.check_layer_norm, eps_outside)
-    assert "barely vary" in out and "where eps enters" in out and "mean" not in out
-    by_var = lambda x, eps=1e-5: (x - x.mean(-1, keepdim=True)) / (x.var(-1, keepdim=True, unbiased=False) + eps)
-    assert "divided by the variance" in said(capsys, lecture03.check_layer_norm, by_var)
-    over_batch = lambda x, eps=1e-5: ((x - x.mean(0, keepdim=True))
-                                      / torch.sqrt(x.var(0, keepdim=True, unbiased=False) + eps))
-    assert "axis 0" in said(capsys, lecture03.check_layer_norm, over_batch)
-    assert "not done yet" in said(capsys, lecture03.check_layer_norm, lambda x, eps=1e-5: ...)
-    assert "keepdim" not in said(capsys, lecture03.check_layer_norm, lambda x, eps=1e-5: x.mean(-1))
+def test_masked_batch_norm(capsys):
+    from torch import nn
+
+    check = lecture03.check_masked_batch_norm
+    assert said(capsys, check, masked_batch_norm).startswith("✓")
+
+    def by_batch_norm(x, key_padding_mask, eps=1e-5):          # nn.BatchNorm1d on the real tokens alone
+        out = torch.zeros_like(x)
+        out[~key_padding_mask] = nn.BatchNorm1d(x.shape[-1], eps=eps, affine=False).double()(x[~key_padding_mask])
+        return out
+
+    assert said(capsys, check, by_batch_norm).startswith("✓")
+    assert "padding positions enter" in said(capsys, check, lambda x, m, eps=1e-5: masked_batch_norm(x, m & False))
+    assert "inverted" in said(capsys, check, lambda x, m, eps=1e-5: masked_batch_norm(x, ~m))
+    assert said(capsys, check, lambda x, m, eps=1e-5: ...).startswith("○")
 
 
 def dropout(x, p, training=True):
@@ -77,8 +79,9 @@ def test_new_writes_pass_their_solution_and_wait_for_it(capsys):
     from torch.nn import functional as F
 
     class SwiGLU(nn.Module):
-        def __init__(self, d_model, d_hidden):
+        def __init__(self, d_model, d_ff):
             super().__init__()
+            d_hidden = 2 * d_ff // 3
             self.w_gate = nn.Linear(d_model, d_hidden, bias=False)
             self.w_up = nn.Linear(d_model, d_hidden, bias=False)
             self.w_down = nn.Linear(d_hidden, d_model, bias=False)

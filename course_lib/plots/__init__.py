@@ -4,7 +4,8 @@ One module per topic:
 
 - ``style``: the palette (queries/keys/values blue/orange/green, one colour per position),
   :func:`course_style` and the figure-size arithmetic;
-- ``attention``: :func:`plot_attention`; ``heatmaps``: :func:`plot_heatmap`;
+- ``attention``: :func:`plot_attention`; ``heatmaps``: :func:`plot_heatmap` (:func:`shared_colorbar`
+  for a row of maps on one scale);
 - ``positional``: :func:`plot_positional_encoding`, :func:`plot_pe_curves`;
 - ``masks``: :func:`plot_mask`, :func:`plot_masks`, :func:`plot_batch`;
 - ``curves``: :func:`plot_curves`, :func:`plot_probabilities`;
@@ -29,7 +30,7 @@ from .attention import plot_attention
 from .curves import plot_curves, plot_probabilities
 from .describe import enable_captions
 from .diagrams import draw_encoder_diagram
-from .heatmaps import plot_heatmap
+from .heatmaps import plot_heatmap, shared_colorbar
 from .masks import plot_batch, plot_mask, plot_masks
 from .positional import plot_pe_curves, plot_positional_encoding
 from .style import course_style
@@ -40,6 +41,7 @@ __all__ = [
     "course_style",
     "plot_attention",
     "plot_heatmap",
+    "shared_colorbar",
     "plot_positional_encoding",
     "plot_pe_curves",
     "plot_mask",

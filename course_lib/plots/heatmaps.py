@@ -13,14 +13,14 @@ from ._inputs import labels, shape_text, to_numpy
 from .describe import describe, heatmap_sentence
 from .style import SIGNED_CMAP, WEIGHTS_CMAP, cell_inches, heatmap_size, styled
 
-__all__ = ["plot_heatmap"]
+__all__ = ["plot_heatmap", "shared_colorbar"]
 
 
 @styled
 def plot_heatmap(matrix, row_labels: Sequence[str] | None = None, col_labels: Sequence[str] | None = None,
                  title: str | None = None, cmap=None, annotate: bool = False, *, fmt: str = ".2f",
                  vmin: float | None = None, vmax: float | None = None, xlabel: str | None = None,
-                 ylabel: str | None = None, colorbar_label: str = "value", ax=None):
+                 ylabel: str | None = None, colorbar_label: str = "value", ax=None, show_colorbar: bool = True):
     """A labelled heatmap of a 2-D matrix.
 
     The colormap is chosen from the values unless given: signed data -> ``"RdBu_r"`` with limits
@@ -36,6 +36,8 @@ def plot_heatmap(matrix, row_labels: Sequence[str] | None = None, col_labels: Se
         annotate: write each value in its cell with ``fmt``.
         vmin, vmax: colour limits.
         ax: draw into this Axes.
+        show_colorbar: ``False`` for maps on one scale side by side, which share one bar
+            (:func:`shared_colorbar`) rather than repeat it.
 
     Returns:
         ``(fig, ax)``.
@@ -73,6 +75,16 @@ def plot_heatmap(matrix, row_labels: Sequence[str] | None = None, col_labels: Se
         ax.set_xlabel(xlabel)
     if ylabel:
         ax.set_ylabel(ylabel)
-    colorbar(fig, im, ax, colorbar_label, aspect=18, pad=0.02)
+    if show_colorbar:
+        colorbar(fig, im, ax, colorbar_label, aspect=18, pad=0.02)
     describe(ax, heatmap_sentence(arr, rows, cols, title, colorbar_label))
     return fig, ax
+
+
+def shared_colorbar(axes, label: str):
+    """One colour bar for several heatmaps drawn with the same ``vmin``, ``vmax`` and colormap (each
+    with ``show_colorbar=False``), beside the last of them and as tall as the maps. Returns it."""
+    axes = list(np.ravel(axes))
+    if not axes or not axes[-1].images:
+        raise CourseValueError("axes: expected the Axes of heatmaps already drawn, got Axes with no image")
+    return colorbar(axes[-1].figure, axes[-1].images[0], axes, label, aspect=18, pad=0.02)

@@ -13,8 +13,8 @@ from torch import nn
 
 from . import attempt, check, failed, number, passed, todo, unanswered
 
-__all__ = ["check_additive_attention", "check_decoder_passes", "check_rnn_loop", "check_truncated_rnn",
-           "check_dependency_map", "check_attention_traffic", "check_pipeline_steps", "check_attention_memory"]
+__all__ = ["check_additive_attention", "check_decoder_scores", "check_rnn_loop", "check_truncated_rnn",
+           "check_dependency_map", "check_attention_traffic", "check_pipeline_steps", "check_attention_crossover"]
 
 
 def _reference_additive(s, H, W_a, U_a, v_a, squash=True):
@@ -82,21 +82,39 @@ def check_additive_attention(AdditiveAttention) -> bool:
 
 
 @check
-def check_decoder_passes(at_inference, in_training, target_length: int = 5) -> bool:
-    """Predict: decoder passes to generate a target at inference, and to score it with teacher forcing."""
+def check_decoder_scores(generating, teacher_forcing, target_length: int = 5) -> bool:
+    """Predict: the query-key scores one causal self-attention layer of a decoder computes to generate a
+    target of ``target_length`` tokens (each pass recomputing every position it reads), and to score it
+    with teacher forcing (one pass); only the pairs the causal mask allows count."""
     where = "the two numbers in the exercise cell"
+    n = target_length
+    passes = n * (n + 1) // 2                           # pass t reads t tokens, t(t+1)/2 allowed pairs: summed
+    want_generating, want_forced = n * (n + 1) * (n + 2) // 6, n * (n + 1) // 2
     try:
-        if unanswered(at_inference) or unanswered(in_training):
+        if unanswered(generating) or unanswered(teacher_forcing):
             return todo("not done yet: set both numbers", where)
-        if not all(isinstance(v, numbers.Integral) for v in (at_inference, in_training)):
-            return failed(f"expected two whole numbers, got {at_inference!r} and {in_training!r}", where)
-        if at_inference != target_length:
-            return failed(f"at inference: {at_inference} passes for {target_length} tokens? each pass "
-                          "emits exactly one token", "the decoding loop and its frames")
-        if in_training != 1:
-            return failed(f"in training: {in_training} passes, but with teacher forcing every input is "
-                          "known before the first prediction", "the 'teacher forcing' paragraph")
-        return passed(f"both counts are right for a target of {target_length} tokens")
+        if not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in (generating, teacher_forcing)):
+            return failed(f"expected two whole numbers, got {generating!r} and {teacher_forcing!r}", where)
+        if (generating, teacher_forcing) == (n, 1):
+            return failed(f"{n} and 1 count passes, not scores: in each pass every query meets the keys before it",
+                          "what one pass computes")
+        if generating == sum(t * t for t in range(1, n + 1)) or teacher_forcing == n * n:
+            return failed("that counts the pairs the causal mask hides too: query t scores only the keys s ≤ t",
+                          "the causal mask")
+        if generating == passes:
+            return failed(f"{generating} scores only the newest query of each pass; without a cache a pass "
+                          "recomputes the queries of all the tokens it reads", "what pass t recomputes")
+        if generating != want_generating:
+            return failed(f"{generating} scores to generate: pass t reads t tokens, and query i of them scores "
+                          "i + 1 keys", "sum over the passes")
+        if teacher_forcing == n:
+            return failed(f"{n} is one score per position; query t scores every key up to its own",
+                          "the causal mask")
+        if teacher_forcing != want_forced:
+            return failed(f"{teacher_forcing} scores in training: one pass over the {n} shifted inputs, query t "
+                          "scoring the keys up to t", "the 'teacher forcing' paragraph")
+        return passed(f"{want_generating} to generate, {want_forced} with teacher forcing: generating recomputes "
+                      "every earlier query in each pass")
     except Exception as exc:  # a check never raises
         return failed(f"the check could not read your answer ({type(exc).__name__}: {exc})", where)
 
@@ -327,23 +345,24 @@ def check_pipeline_steps(answer, layers: int = 6, tokens: int = 100) -> bool:
 
 
 @check
-def check_attention_memory(answer, T: int = 1024) -> bool:
-    """Quiz: MiB of one head's attention weights for one sentence of T tokens in float32."""
-    mib = T * T * 4 / 2**20
+def check_attention_crossover(answer, d_model: int = 384, heads: int = 12) -> bool:
+    """Quiz: the length T at which one layer's attention probabilities, all heads, hold as many numbers
+    as the layer's input X (T x d_model): h T^2 = T d_model, so T = d_model / h."""
+    value = d_model / heads
     if not unanswered(answer) and isinstance(answer, (int, float)) and not isinstance(answer, bool):
-        if math.isclose(answer, T * T * 4 / 1e6, rel_tol=5e-3):
-            return failed(f"{answer:g} is in MB (10^6 bytes); a MiB is 2^20 = 1,048,576 bytes",
-                          "the unit: MiB, not MB")
-        if math.isclose(answer, T * T * 4, rel_tol=1e-6):
-            return failed(f"{answer:g} is the count in bytes; the question asks for MiB (2^20 bytes)",
-                          "the unit: divide by 2^20")
-        if math.isclose(answer, T * T / 2**20, rel_tol=1e-6):
-            return failed("one number per (query, key) pair, but a float32 takes 4 bytes", "the bytes per float32")
-        if math.isclose(answer, T * 4 / 2**20, rel_tol=1e-6):
-            return failed(f"that is one row of {T} weights; the map has one row per query, {T} of them",
-                          "how many (query, key) pairs")
-    return number(answer, mib, f"{T} × {T} weights × 4 bytes = {mib:g} MiB, for one head of one layer and one "
-                  "sentence: double T and it is four times as much",
-                  low="too small: one float32 weight per (query, key) pair",
-                  high="too large: count one head of one layer, in MiB (2^20 bytes)",
-                  where="how many (query, key) pairs", name="weights_mib")
+        if math.isclose(answer, d_model):
+            return failed(f"{d_model} compares one T × T matrix with X; a layer holds one per head, {heads} of them",
+                          "how many T × T matrices")
+        if math.isclose(answer, d_model * heads):
+            return failed(f"{answer:g} multiplies by the heads: more heads make the probabilities outgrow X sooner, "
+                          "at a smaller T", "solve h · T² = T · d_model for T")
+        if any(math.isclose(answer, math.sqrt(v), rel_tol=0.01) for v in (d_model, value)):
+            return failed("X is not d_model numbers but T rows of d_model: it grows with T too",
+                          "how many numbers X holds")
+    return number(answer, value,
+                  f"h · T² = T · d_model at T = d_model / h = {value:g}, the width of one head: past it the "
+                  "probabilities hold more numbers than the layer's input",
+                  rel_tol=0.0, abs_tol=0.5,
+                  low="too small: at that T the probabilities still hold fewer numbers than X",
+                  high="too large: at that T the probabilities already hold more numbers than X",
+                  where="count both: h matrices of T × T, and T rows of d_model", name="crossover_T")

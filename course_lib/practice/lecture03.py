@@ -17,71 +17,71 @@ from . import attempt, check, failed, number, passed, todo, unanswered
 __all__ = [
     "check_causal_zeros",
     "check_dropout",
-    "check_layer_norm",
     "check_layer_norm_value",
+    "check_masked_batch_norm",
     "check_rms_norm",
     "check_stream_sizes",
     "check_swiglu",
 ]
 
 
-def _layer_norm_input() -> torch.Tensor:
-    """(2, 5, 16) float64: tokens of std about 3 and mean about 1, and one token (batch 1, position 4)
-    whose features barely vary (variance about 1e-6), where eps matters."""
+def _padded_batch() -> tuple[torch.Tensor, torch.Tensor]:
+    """(3, 6, 8) float64 tokens of mean about 1 and std about 3, with 6, 4 and 2 real tokens; the padding
+    positions hold large values (40 and more), as a careless pad could, so that counting them shows."""
     g = torch.Generator().manual_seed(3)
-    x = 3 * torch.randn(2, 5, 16, generator=g, dtype=torch.float64) + 1           # (B, T, d_model)
-    x[1, 4] = 0.5 + 1e-3 * torch.randn(16, generator=g, dtype=torch.float64)
-    return x
+    x = 3 * torch.randn(3, 6, 8, generator=g, dtype=torch.float64) + 1              # (B, T, d)
+    key_padding_mask = torch.arange(6)[None, :] >= torch.tensor([6, 4, 2])[:, None]  # (B, T), True = padding
+    x[key_padding_mask] = 40 + torch.rand(int(key_padding_mask.sum()), 8, generator=g, dtype=torch.float64)
+    return x, key_padding_mask
+
+
+def _normalised(x, over, unbiased=False, eps=1e-5, count=None):
+    """x normalised per feature with the statistics of the tokens ``over`` ((B, T) bool)."""
+    chosen = x[over]                                                               # (N, d)
+    mean = chosen.sum(0) / (count or chosen.shape[0])
+    var = chosen.var(0, unbiased=unbiased) if count is None else ((chosen - mean) ** 2).sum(0) / count
+    return (x - mean) / torch.sqrt(var + eps)
 
 
 @check
-def check_layer_norm(fn) -> bool:
-    """The student's ``my_layer_norm(x, eps)`` against ``F.layer_norm`` without gamma and beta."""
-    where = "my_layer_norm"
-    x = _layer_norm_input()
-    ok, got = attempt(fn, x.clone(), where=where)
+def check_masked_batch_norm(fn) -> bool:
+    """Write: ``masked_batch_norm(x, key_padding_mask, eps=1e-5)``, BatchNorm's per-feature statistics taken over
+    the real tokens only (``key_padding_mask`` True = padding), as ``nn.BatchNorm1d`` in training on those
+    tokens alone, without gamma and beta; what padding positions hold is not checked."""
+    where = "masked_batch_norm"
+    x, pad = _padded_batch()
+    ok, got = attempt(fn, x.clone(), pad.clone(), where=where)
     if not ok:
         return False
-    if not isinstance(got, torch.Tensor):
-        return failed(f"my_layer_norm should return a tensor, got {type(got).__name__}", where)
-    if tuple(got.shape) != tuple(x.shape):
-        return failed(f"the output has shape {tuple(got.shape)}, expected the input's {tuple(x.shape)} "
-                      "(look at the shapes of mean and var: one per token, kept as an axis of size 1)", where)
-    got = got.to(torch.float64)
-    expected = F.layer_norm(x, (16,), eps=1e-5)
-    if torch.allclose(got, expected, atol=1e-6):
-        return passed("the same numbers as F.layer_norm, the flat token included")
-    d, eps = x.shape[-1], 1e-5
-    mean, biased = x.mean(-1, keepdim=True), x.var(-1, keepdim=True, unbiased=False)
-    centred = x - mean
-    if torch.allclose(got, centred / torch.sqrt(x.var(-1, keepdim=True) + eps), atol=1e-6):
-        return failed(f"the variance is divided by d - 1 = {d - 1} (the unbiased estimate); LayerNorm "
-                      f"divides by d = {d} (look at how you compute var)", where)
-    if torch.allclose(got, centred / (biased + eps), atol=1e-6):
-        return failed("the output is divided by the variance, a squared size; the tokens do not come out "
-                      "with standard deviation 1 (look at the last line)", where)
-    if torch.allclose(got, centred, atol=1e-6):
-        return failed("the mean is removed but the size is not normalised (look at the last line)", where)
-    # eps outside the root: right everywhere except where the variance is as small as eps
-    quiet = (1, 4)                                                                 # the nearly constant token
-    ratio = (got[quiet].norm() / expected[quiet].norm()).item()
-    loud = torch.ones(x.shape[:2], dtype=torch.bool)
-    loud[quiet] = False
-    if (torch.allclose(got[loud], expected[loud], atol=1e-4)
-            and not torch.allclose(got[quiet], expected[quiet], atol=1e-3)):
-        return failed(f"right for ordinary tokens, but a token whose features barely vary (variance 1e-6) comes "
-                      f"out {ratio:.2g} times as large as F.layer_norm's: eps does not act where LayerNorm "
-                      "puts it (look at where eps enters the denominator)", where)
-    for axis in range(x.dim() - 1):
-        m, v = x.mean(axis, keepdim=True), x.var(axis, keepdim=True, unbiased=False)
-        if torch.allclose(got, (x - m) / torch.sqrt(v + eps), atol=1e-6):
-            return failed(f"the statistics are taken over axis {axis}; LayerNorm takes them over the last "
-                          "axis, one token's features (look at dim)", where)
-    means, stds = got[loud].mean(-1), got[loud].std(-1, unbiased=False)
-    if not torch.allclose(means, torch.zeros_like(means), atol=1e-5):
-        return failed("the tokens of the output do not have mean 0 over their features (look at mean)", where)
-    return failed(f"each token has mean 0 but a standard deviation of {stds.mean().item():.3g}, not 1 "
-                  "(look at var and the division)", where)
+    if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(x.shape):
+        shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
+        return failed(f"expected a tensor of x's shape {tuple(x.shape)}, got {shape}", where)
+    got, real = got.detach().to(torch.float64), ~pad
+    expected = _normalised(x, real)
+    if torch.allclose(got[real], expected[real], atol=1e-6):
+        return passed("the real tokens come out as BatchNorm over the real tokens alone: the padding no longer "
+                      "changes them")
+    if torch.allclose(got[real], torch.zeros_like(got[real])):
+        return failed("the real tokens come out as 0: key_padding_mask is True at padding, and the mask is "
+                      "inverted", "what the mask selects")
+    everything = torch.ones_like(pad)
+    if torch.allclose(got[real], _normalised(x, everything)[real], atol=1e-6):
+        return failed("the padding positions enter the statistics, as in plain BatchNorm", "what the mask selects")
+    if torch.allclose(got[real], _normalised(x, pad)[real], atol=1e-6):
+        return failed("the statistics come from the padding only: key_padding_mask is True at padding "
+                      "(the mask is inverted)", "what the mask selects")
+    if torch.allclose(got[real], _normalised(x, real, unbiased=True)[real], atol=1e-6):
+        return failed(f"the variance is divided by N - 1 = {int(real.sum()) - 1} (unbiased); BatchNorm divides by "
+                      f"N = {int(real.sum())} in training", "how var is computed")
+    if torch.allclose(got[real], _normalised(x, real, count=x.shape[0] * x.shape[1])[real], atol=1e-6):
+        return failed(f"the sums run over the real tokens but are divided by all {x.shape[0] * x.shape[1]} "
+                      f"positions; the count is the {int(real.sum())} real tokens", "the count")
+    per_token = (x - x.mean(-1, keepdim=True)) / torch.sqrt(x.var(-1, keepdim=True, unbiased=False) + 1e-5)
+    if torch.allclose(got[real], per_token[real], atol=1e-6):
+        return failed("the statistics are per token, over its features (that is LayerNorm); BatchNorm takes "
+                      "one mean and one variance per feature", "the axes of the sums")
+    return failed("the real tokens do not come out with mean 0 and variance 1 per feature over the real tokens",
+                  where)
 
 
 @check
@@ -190,27 +190,47 @@ def _swiglu(x, w_gate, w_up, w_down, act=F.silu, gated=True, swap=False):
     return hidden @ w_down.T
 
 
+def _relu_ffn_parameters(d_model: int, d_ff: int) -> int:
+    return 2 * d_model * d_ff + d_ff + d_model                 # W_1, W_2 and their biases
+
+
 @check
 def check_swiglu(SwiGLUFeedForward) -> bool:
-    """Write: ``SwiGLUFeedForward(d_model, d_hidden)``, three bias-free maps ``w_gate``, ``w_up`` (d_model ->
-    d_hidden) and ``w_down`` (d_hidden -> d_model); ``forward(x) = w_down(silu(w_gate(x)) * w_up(x))``."""
+    """Write: ``SwiGLUFeedForward(d_model, d_ff)``, the gated FFN that replaces a ReLU FFN of width ``d_ff``:
+    three bias-free maps ``w_gate``, ``w_up`` (d_model -> d_hidden) and ``w_down`` (d_hidden -> d_model),
+    ``forward(x) = w_down(silu(w_gate(x)) * w_up(x))``, with a hidden width the student derives so that it
+    has the ReLU FFN's parameters to within 1 % (about 2/3 of d_ff)."""
     where = "your SwiGLUFeedForward"
-    d_model, d_hidden = 6, 10
-    ok, module = attempt(SwiGLUFeedForward, d_model, d_hidden, where=where)
+    d_model, d_ff = 6, 24
+    ok, module = attempt(SwiGLUFeedForward, d_model, d_ff, where=where)
     if not ok:
         return False
-    shapes = {"w_gate": (d_hidden, d_model), "w_up": (d_hidden, d_model), "w_down": (d_model, d_hidden)}
-    if not any(hasattr(module, name) for name in shapes):
+    names = ("w_gate", "w_up", "w_down")
+    if not any(hasattr(module, name) for name in names):
         return todo("not done yet: the module has no w_gate, w_up or w_down", "__init__")
-    for name, shape in shapes.items():
+    for name in names:
         layer = getattr(module, name, None)
         if not isinstance(layer, nn.Linear):
             return failed(f"the module has no nn.Linear called {name}", "the three maps in __init__")
-        if tuple(layer.weight.shape) != shape:
-            return failed(f"{name} maps {layer.in_features} features to {layer.out_features}; it should map "
-                          f"{shape[1]} to {shape[0]}", "the sizes of the three maps")
         if layer.bias is not None:
             return failed(f"{name} has a bias; SwiGLU's maps have none (as in LLaMA)", "bias=False")
+    d_hidden = module.w_gate.out_features
+    shapes = {"w_gate": (d_hidden, d_model), "w_up": (d_hidden, d_model), "w_down": (d_model, d_hidden)}
+    for name, shape in shapes.items():
+        if tuple(getattr(module, name).weight.shape) != shape:
+            return failed(f"{name} maps {getattr(module, name).in_features} features to "
+                          f"{getattr(module, name).out_features}; with w_gate's hidden width {d_hidden} it should "
+                          f"map {shape[1]} to {shape[0]}", "the sizes of the three maps")
+    for big_model, big_ff in ((512, 2048), (768, 3072)):
+        ok, big = attempt(SwiGLUFeedForward, big_model, big_ff, where=where)
+        if not ok:
+            return False
+        have, want = sum(p.numel() for p in big.parameters()), _relu_ffn_parameters(big_model, big_ff)
+        if abs(have - want) > 0.01 * want:
+            width = big.w_gate.out_features
+            return failed(f"for d_model = {big_model}, d_ff = {big_ff} your hidden width {width} gives {have:,} "
+                          f"parameters, the ReLU FFN has {want:,}: {'too many' if have > want else 'too few'} "
+                          "parameters", "count both modules' parameters and solve for the hidden width")
     g = torch.Generator().manual_seed(4)
     weights = {name: torch.randn(*shape, generator=g, dtype=torch.float64) / 2 for name, shape in shapes.items()}
     module = module.double()
@@ -225,7 +245,8 @@ def check_swiglu(SwiGLUFeedForward) -> bool:
         return failed(f"forward should return a tensor of the input's shape {(2, 3, d_model)}", "the return line")
     got, w = got.detach(), [weights[n] for n in shapes]
     if torch.allclose(got, _swiglu(x, *w), atol=1e-9):
-        return passed("the same outputs as the reference SwiGLU for 6 tokens, with your three maps")
+        return passed("the ReLU FFN's parameters to within 1 %, and the same outputs as the reference SwiGLU "
+                      "with your three maps")
     if torch.allclose(got, _swiglu(x, *w, swap=True), atol=1e-9):
         return failed("the SiLU acts on w_up's output and w_gate's passes through: the gate is the one squashed",
                       "which branch goes through SiLU")

@@ -73,14 +73,40 @@ def test_svg_has_no_paths_dates_or_fonts_of_this_machine(name):
     assert "<text" not in text and "font-family" not in text     # text is stored as paths
 
 
+BLANK_EDGE = 0.08           # a figure's canvas ends within this fraction of its height of what it draws (issue 51)
+
+
+def blank_edges(fig) -> dict[str, float]:
+    """The fraction of the figure's height left blank above and below what it draws (at 50 dpi)."""
+    fig.set_dpi(50)
+    fig.canvas.draw()
+    ink = (np.asarray(fig.canvas.buffer_rgba())[..., :3] < 245).any(axis=2).any(axis=1)   # rows with ink
+    rows = np.flatnonzero(ink)
+    return {"top": rows[0] / len(ink), "bottom": 1 - (rows[-1] + 1) / len(ink)} if len(rows) else {"top": 1.0}
+
+
 @pytest.mark.parametrize("name", EXPECTED)
 def test_figure_reads_well(name):
     fig = figures.draw(name)
     try:
         assert figures.layout_problems(fig) == []
         assert fig.get_figwidth() <= figures.MAX_WIDTH_IN
+        blank = {edge: f"{b:.0%}" for edge, b in blank_edges(fig).items() if b > BLANK_EDGE}
+        assert not blank, f"{name}: blank band at the edge (crop the canvas to what is drawn): {blank}"
     finally:
         plt.close(fig)
+
+
+def test_a_blank_band_at_the_edge_is_found():
+    """Planted: a canvas drawn in its upper half only (res/multi_head.svg ended in 11 % blank)."""
+    from course_lib.plots.diagrams.canvas import Canvas
+
+    c = Canvas(4, 2)
+    c.box(1, 1.2, 2, 0.7, "top half only")
+    try:
+        assert blank_edges(c.fig)["bottom"] > 0.5 and blank_edges(c.fig)["top"] < BLANK_EDGE
+    finally:
+        plt.close(c.fig)
 
 
 def test_layout_problems_sees_overlaps_and_overflow():

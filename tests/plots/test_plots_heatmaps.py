@@ -72,3 +72,21 @@ def test_the_colorbar_is_as_tall_as_the_map(case):
     (m0, m1), (c0, c1) = _extent(fig, maps, cax)
     assert abs(c0 - m0) < 0.005 and abs(c1 - m1) < 0.005, f"maps {m0:.3f}-{m1:.3f}, colorbar {c0:.3f}-{c1:.3f}"
     plt.close(fig)
+
+
+def test_a_row_of_maps_on_one_scale_shares_one_colorbar():
+    """01's dependency maps repeated one colour bar three times: with show_colorbar=False and
+    shared_colorbar, three maps get one bar, labelled, as tall as the maps."""
+    fig, axes = plt.subplots(1, 3, figsize=(9, 3.1), layout="constrained")
+    for a in axes:
+        plots.plot_heatmap(torch.rand(12, 12), ax=a, vmin=0, vmax=1, show_colorbar=False)
+    assert len(fig.axes) == 3
+    bar = plots.shared_colorbar(axes, "relative dependence")
+    assert len(fig.axes) == 4 and bar.ax.get_ylabel() == "relative dependence"
+    (lo, hi), (bar_lo, bar_hi) = _extent(fig, axes, bar.ax)
+    assert abs(lo - bar_lo) < 0.01 and abs(hi - bar_hi) < 0.01
+    plt.close(fig)
+    fig, ax = plt.subplots()
+    with pytest.raises(CourseValueError, match="axes"):
+        plots.shared_colorbar([ax], "x")
+    plt.close(fig)

@@ -12,10 +12,12 @@ WRONG = {
         Wrong("softmax over the batch", (additive_module(sum_axis=0),), word="sum to 1"),
         Wrong("a plain mean as context", (additive_module(context_ok=False),), word="context"),
     ],
-    "check_decoder_passes": [
-        Wrong("one pass per token in training too", (5, 5), word="in training"),
-        Wrong("one pass at inference", (1, 1), word="one token"),
-        Wrong("the passes swapped", (1, 5), word="pass"),
+    "check_decoder_scores": [
+        Wrong("counted passes, not scores", (5, 1), word="passes"),
+        Wrong("the newest query only, as with a cache", (15, 15), word="recomputes"),
+        Wrong("the masked pairs counted too", (55, 25), word="mask"),
+        Wrong("one score per position in training", (35, 5), word="position"),
+        Wrong("one pass's scores summed wrongly", (20, 15), word="sum over the passes"),
     ],
     "check_rnn_loop": [
         Wrong("no recurrence", (lambda x, a, b: rnn_loop(x, a, b, recurrent=False),), word="ignores the one before"),
@@ -45,10 +47,10 @@ WRONG = {
         Wrong("the attention stack's count", (6,), word="attention"),
         Wrong("layer 1 alone", (100,), word="layer 1 alone"),
     ],
-    "check_attention_memory": [
-        Wrong("MB for MiB", (4.19,), word="MB"),
-        Wrong("bytes", (4 * 1024 * 1024,), word="bytes"),
-        Wrong("no bytes per float32", (1.0,), word="4 bytes"),
-        Wrong("one row only", (1024 * 4 / 2**20,), word="one row"),
+    "check_attention_crossover": [
+        Wrong("one T x T matrix, not one per head", (384,), word="per head"),
+        Wrong("multiplied by the heads", (384 * 12,), word="multiplies by the heads"),
+        Wrong("X taken as d_model numbers", (384 ** 0.5,), word="grows with T"),
+        Wrong("T^2 = d_k", (32 ** 0.5,), word="grows with T"),
     ],
 }

@@ -10,14 +10,20 @@ from course_lib import EncoderLayer
 from practice_wrong import Wrong
 
 
-def _layer_norm(axis=-1, unbiased=False, eps_outside=False, by_var=False):
-    def my_layer_norm(x, eps=1e-5):
-        mean = x.mean(axis, keepdim=True)
-        var = x.var(axis, keepdim=True, unbiased=unbiased)
-        if by_var:
-            return (x - mean) / (var + eps)
-        return (x - mean) / (var.sqrt() + eps) if eps_outside else (x - mean) / torch.sqrt(var + eps)
-    return my_layer_norm
+def _masked_batch_norm(kind):
+    def masked_batch_norm(x, key_padding_mask, eps=1e-5):
+        real = torch.ones_like(key_padding_mask) if kind == "all tokens" else ~key_padding_mask
+        if kind == "inverted":
+            real = key_padding_mask
+        if kind == "per token":
+            mean, var = x.mean(-1, keepdim=True), x.var(-1, keepdim=True, unbiased=False)
+            return (x - mean) / torch.sqrt(var + eps)
+        w = real.unsqueeze(-1).to(x.dtype)
+        count = x.shape[0] * x.shape[1] if kind == "count all" else w.sum()
+        mean = (x * w).sum(dim=(0, 1)) / count
+        var = (((x - mean) * w) ** 2).sum(dim=(0, 1)) / (count - 1 if kind == "unbiased" else count)
+        return (x - mean) / torch.sqrt(var + eps) * w
+    return masked_batch_norm
 
 
 def _dropout(kind):
@@ -40,9 +46,10 @@ def _dropout(kind):
 
 def _swiglu(kind):
     class SwiGLUFeedForward(nn.Module):
-        def __init__(self, d_model, d_hidden):
+        def __init__(self, d_model, d_ff):
             super().__init__()
             bias = kind == "biases"
+            d_hidden = {"full width": d_ff, "half width": d_ff // 2}.get(kind, round(2 * d_ff / 3))
             self.w_gate = nn.Linear(d_model, d_hidden, bias=bias)
             self.w_up = nn.Linear(d_model, d_hidden, bias=bias)
             self.w_down = nn.Linear(d_hidden, d_model, bias=bias)
@@ -98,11 +105,12 @@ def _stream(kind):
 
 
 WRONG = {
-    "check_layer_norm": [
-        Wrong("unbiased variance", (_layer_norm(unbiased=True),), word="d - 1"),
-        Wrong("eps outside the root", (_layer_norm(eps_outside=True),), word="where eps enters"),
-        Wrong("divided by the variance", (_layer_norm(by_var=True),), word="divided by the variance"),
-        Wrong("statistics over the batch", (_layer_norm(axis=0),), word="axis 0"),
+    "check_masked_batch_norm": [
+        Wrong("plain BatchNorm: the padding counted", (_masked_batch_norm("all tokens"),), word="padding positions"),
+        Wrong("the mask read as True = real", (_masked_batch_norm("inverted"),), word="inverted"),
+        Wrong("unbiased variance", (_masked_batch_norm("unbiased"),), word="unbiased"),
+        Wrong("divided by every position", (_masked_batch_norm("count all"),), word="count"),
+        Wrong("per-token statistics (LayerNorm)", (_masked_batch_norm("per token"),), word="LayerNorm"),
     ],
     "check_dropout": [
         Wrong("kept entries not scaled", (_dropout("no scale"),), word="expected value"),
@@ -116,6 +124,9 @@ WRONG = {
         Wrong("a ReLU gate", (_swiglu("relu"),), word="SiLU"),
         Wrong("no gating product", (_swiglu("no gate"),), word="gating"),
         Wrong("maps with biases", (_swiglu("biases"),), word="bias"),
+        Wrong("the ReLU FFN's width kept: half as many parameters again", (_swiglu("full width"),),
+              word="too many parameters"),
+        Wrong("half the width", (_swiglu("half width"),), word="too few parameters"),
     ],
     "check_rms_norm": [
         Wrong("the mean subtracted", (_rms("centred"),), word="mean"),

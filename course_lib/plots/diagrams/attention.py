@@ -55,10 +55,10 @@ def _labelled(c: Canvas, x, y, rows, cols, fill, edge, name, shape, cell=0.22, n
 
 def draw_attention_matrix():
     """softmax(Q K^T / sqrt(d_k)) V in matrix form, with every shape."""
-    c = Canvas(8.6, 4.75)
+    c = Canvas(7.95, 4.4)                      # cropped to what is drawn: no blank band at an edge
     c.title("Attention in matrix form: softmax(QKᵀ / √d_k) V")
     t_q, t_k, d_k, d_v, cell = 4, 5, 3, 3, 0.22
-    y1 = 2.95
+    y1 = 2.62
     x = 0.4
     x += _labelled(c, x, y1, t_q, d_k, QKV_FILL["q"], QKV["q"], "Q", "(T_q, d_k)", highlight_row=1,
                    highlight="#9ec2ea") + 0.25
@@ -82,7 +82,7 @@ def draw_attention_matrix():
     c.text(x + t_k * cell / 2, y1 + t_q * cell + 0.16, "weights A", fontsize=11, fontweight="bold")
     c.text(x + t_k * cell / 2, y1 - 0.14, "(T_q, T_k)\neach row sums to 1", fontsize=9.5, color=NOTE, va="top")
     # second row: A V
-    y2, x = 0.75, 2.2
+    y2, x = 0.45, 2.0
     _weights_matrix(c, x, y2 + 0.11, weights, cell, row=1)
     c.text(x + t_k * cell / 2, y2 + 0.11 + t_q * cell + 0.16, "A", fontsize=11, fontweight="bold")
     c.text(x + t_k * cell / 2, y2 - 0.03, "(T_q, T_k)", fontsize=9.5, color=NOTE, va="top")
@@ -118,43 +118,62 @@ def _weights_matrix(c: Canvas, x, y, weights, cell, row=None):
 
 
 def draw_multi_head():
-    """Multi-head attention: project X into Q, K, V, split d_model into h heads of d_k columns,
-    attend per head, concatenate the heads, project with W^O."""
-    c = Canvas(8.6, 4.6)
-    c.title("Multi-head attention: split into h heads, attend per head, concatenate, project")
-    T, d, h, cell = 4, 8, 2, 0.13
+    """Multi-head attention: project X with W^Q, W^K, W^V into Q, K, V (T, d_model), split their columns
+    into h blocks of d_k, attend per head, concatenate the heads, project with W^O."""
+    c = Canvas(8.85, 4.0)
+    c.title("Multi-head attention: project, split into h heads, attend per head, concatenate, project")
+    T, d, h, cell = 4, 8, 2, 0.09
     mw, mh, sw = d * cell, T * cell, d // h * cell
-    c.matrix(0.3, 2.1 - mh / 2, T, d, cell=cell, fill=COLORS["embed"])
-    c.text(0.3 + mw / 2, 2.1 + mh / 2 + 0.16, "X", fontsize=11, fontweight="bold")
-    c.text(0.3 + mw / 2, 2.1 - mh / 2 - 0.1, "(T, d_model)", fontsize=9.5, color=NOTE, va="top")
-    group_y = (3.2, 1.0)
-    for i, y in enumerate(group_y):
-        c.arrow((0.3 + mw + 0.06, 2.1), (1.85, y), lw=1.2)
-        for j, key in enumerate("qkv"):
-            x = 2.0 + j * (sw + 0.22)
-            c.matrix(x, y - mh / 2, T, d // h, cell=cell, fill=QKV_FILL[key], edge=QKV[key])
-            c.text(x + sw / 2, y + mh / 2 + 0.15, f"${key.upper()}_{i + 1}$", fontsize=10.5, color=QKV[key])
-        c.text(2.0 + 1.5 * sw + 0.22, y - mh / 2 - 0.1, "(T, d_k) each", fontsize=9, color=NOTE, va="top")
-        c.arrow((3.95, y), (4.2, y))
-        c.box(4.2, y - 0.32, 1.55, 0.64, f"head {i + 1}\nsoftmax(QKᵀ/√d_k) V", fill=HEAD_FILLS[i], fontsize=9)
-        c.arrow((5.75, y), (6.0, y))
-        c.matrix(6.02, y - mh / 2, T, d // h, cell=cell, fill=HEAD_FILLS[i])
-        c.arrow((6.02 + sw + 0.06, y),
-                (6.85 + (i + 0.5) * sw, 2.1 + (mh / 2 if i == 0 else -mh / 2) + (0.04 if i == 0 else -0.04)), lw=1.1)
-    c.text(0.12, 3.98, "project with $W^Q, W^K, W^V$, then split the columns into h heads", fontsize=9.5,
-           ha="left", color=NOTE)
-    c.text(0.3 + mw / 2, 1.3, f"d_model = h · d_k\n(here h = {h})", fontsize=9, color=NOTE, va="top")
-    cx = 6.85
+    y_mid, rows = 1.95, {"q": 2.95, "k": 1.95, "v": 0.95}
+    # X
+    x = 0.2
+    c.matrix(x, y_mid - mh / 2, T, d, cell=cell, fill=COLORS["embed"])
+    c.text(x + mw / 2, y_mid + mh / 2 + 0.16, "X", fontsize=11, fontweight="bold")
+    c.text(x + mw / 2, y_mid - mh / 2 - 0.1, "(T, d_model)", fontsize=9.5, color=NOTE, va="top")
+    # one projection per role, each (d_model, d_model); its output split by columns into h blocks
+    bx, qx = x + mw + 0.22, x + mw + 1.04
+    for key, y in rows.items():
+        c.arrow((x + mw + 0.05, y_mid), (bx, y), lw=1.1)
+        c.box(bx, y - 0.19, 0.62, 0.38, f"× $W^{key.upper()}$", fill=QKV_FILL[key], edge=QKV[key])
+        c.arrow((bx + 0.62, y), (qx - 0.03, y), lw=1.1)
+        for i in range(h):
+            c.ax.add_patch(_rect(qx + i * sw, y - mh / 2, sw, mh, HEAD_FILLS[i]))
+        c.matrix(qx, y - mh / 2, T, d, cell=cell, fill="none", edge=QKV[key])
+        c.line((qx + sw, y - mh / 2 - 0.05), (qx + sw, y + mh / 2 + 0.05), color=QKV[key], lw=2.2, zorder=4)
+        c.text(qx + mw / 2, y + mh / 2 + 0.15, key.upper(), fontsize=10.5, color=QKV[key], fontweight="bold")
+    # the split: block i of Q, K and V goes to head i
+    sx, hx, hw = qx + mw + 0.14, qx + mw + 0.55, 1.8
+    c.line((sx, rows["v"]), (sx, rows["q"]), color=COLORS["line"], lw=1.1)
+    for y in rows.values():
+        c.line((qx + mw + 0.04, y), (sx, y), color=COLORS["line"], lw=1.1)
+    head_y = (rows["q"], rows["v"])
+    ox = hx + hw + 0.25
+    for i, y in enumerate(head_y):
+        c.arrow((sx, y), (hx, y), lw=1.1)
+        sub = "₁₂"[i]
+        c.box(hx, y - 0.32, hw, 0.64, f"head {i + 1}\nsoftmax(Q{sub}K{sub}ᵀ/√d_k) V{sub}", fill=HEAD_FILLS[i],
+              fontsize=9)
+        c.arrow((hx + hw, y), (ox - 0.03, y), lw=1.1)
+        c.matrix(ox, y - mh / 2, T, d // h, cell=cell, fill=HEAD_FILLS[i])
+        c.text(ox + sw / 2, y - mh / 2 - 0.1, "(T, d_k)", fontsize=9, color=NOTE, va="top")
+    # concat, W^O, output
+    cx = ox + sw + 0.38
+    for i, y in enumerate(head_y):
+        c.arrow((ox + sw + 0.05, y), (cx + (i + 0.5) * sw, y_mid + (mh / 2 + 0.04) * (1 if i == 0 else -1)), lw=1.1)
     for i in range(h):
-        c.ax.add_patch(_rect(cx + i * sw, 2.1 - mh / 2, sw, mh, HEAD_FILLS[i]))
-    c.matrix(cx, 2.1 - mh / 2, T, d, cell=cell, fill="none")
-    c.text(cx - 0.1, 2.18, "concat", fontsize=10, fontweight="bold", ha="right", va="bottom")
-    c.text(cx - 0.1, 2.12, "(T, h · d_k)", fontsize=9, color=NOTE, ha="right", va="top")
-    c.arrow((cx + mw / 2, 2.1 + mh / 2), (cx + mw / 2, 2.75))
-    c.cbox(cx + mw / 2, 2.97, 0.9, 0.44, "× $W^O$", fill=COLORS["out"])
-    c.arrow((cx + mw / 2, 3.19), (cx + mw / 2, 3.45))
-    c.matrix(cx, 3.47, T, d, cell=cell, fill=COLORS["hidden"])
-    c.text(cx + mw / 2, 3.47 + mh + 0.16, "output (T, d_model)", fontsize=9.5)
+        c.ax.add_patch(_rect(cx + i * sw, y_mid - mh / 2, sw, mh, HEAD_FILLS[i]))
+    c.matrix(cx, y_mid - mh / 2, T, d, cell=cell, fill="none")
+    c.text(cx - 0.1, y_mid + 0.03, "concat", fontsize=10, fontweight="bold", ha="right", va="bottom")
+    c.text(cx - 0.1, y_mid - 0.03, "(T, h · d_k)", fontsize=9, color=NOTE, ha="right", va="top")
+    wx = cx + mw + 0.18
+    c.arrow((cx + mw + 0.04, y_mid), (wx, y_mid), lw=1.1)
+    c.box(wx, y_mid - 0.19, 0.62, 0.38, "× $W^O$", fill=COLORS["out"])
+    c.arrow((wx + 0.62, y_mid), (wx + 0.8, y_mid), lw=1.1)
+    c.matrix(wx + 0.82, y_mid - mh / 2, T, d, cell=cell, fill=COLORS["hidden"])
+    c.text(wx + 0.82 + mw / 2, y_mid + mh / 2 + 0.16, "output", fontsize=10, fontweight="bold")
+    c.text(wx + 0.82 + mw / 2, y_mid - mh / 2 - 0.1, "(T, d_model)", fontsize=9.5, color=NOTE, va="top")
+    c.text(c.width / 2, 0.3, f"Q, K, V: (T, d_model) each, split by columns into h blocks of d_k = d_model / h "
+           f"(here h = {h}); block i goes to head i", fontsize=9.5, color=NOTE)
     return c.fig
 
 

@@ -120,43 +120,42 @@ def draw_transformer():
 
 
 def draw_recurrence_vs_attention():
-    """Sequential steps: an RNN layer needs T dependent steps; a stack of N attention layers needs
-    N, each layer parallel over the positions; the price is the T x T attention matrix."""
-    c = Canvas(8.6, 3.95)
-    c.title("Sequential steps: recurrence against self-attention")
+    """One layer each: an RNN layer needs T dependent steps; a self-attention layer one step, all
+    positions at once; the price is the T x T matrix of scores."""
+    c = Canvas(8.6, 3.75)
+    c.title("One layer of each: sequential steps of recurrence and of self-attention")
     T, r = 5, 0.16
-    # left: an RNN layer unrolled over T positions
+    # left: one RNN layer unrolled over T positions
     xs = [0.6 + 0.78 * t for t in range(T)]
-    y0 = 2.0
+    y0 = 1.9
     for t, x in enumerate(xs):
         c.ax.add_patch(_circle(x, y0, r, position_color(t), c.scale))
         c.arrow((x, y0 - 0.62), (x, y0 - r))
-        c.text(x, y0 - 0.78, f"$x_{t + 1}$", fontsize=10)
+        c.text(x, y0 - 0.78, f"$x_{t}$", fontsize=10)
         if t:
             c.arrow((xs[t - 1] + r, y0), (x - r, y0), lw=1.6)
         c.text(x, y0 + 0.34, f"step {t + 1}", fontsize=9, color=NOTE)
-    c.text(2.16, 3.3, "RNN layer", fontweight="bold")
-    c.text(2.16, 3.02, "step t waits for step t−1", fontsize=10, color=NOTE)
-    c.text(2.16, 0.62, "T dependent steps per layer: O(T)", fontsize=10)
-    # right: n attention layers, each all-to-all over the positions, in parallel
+    c.text(2.16, 3.1, "one RNN layer", fontweight="bold")
+    c.text(2.16, 2.82, "step t waits for step t−1", fontsize=10, color=NOTE)
+    c.text(2.16, 0.55, "T dependent steps: O(T)", fontsize=10)
+    # right: one self-attention layer, all-to-all over the positions, in parallel
     xs = [4.85 + 0.66 * t for t in range(T)]
-    ys = [1.2, 1.95, 2.7]
+    ys = [1.3, 2.3]
     for layer, y in enumerate(ys):
         for t, x in enumerate(xs):
             c.ax.add_patch(_circle(x, y, r * 0.85, position_color(t), c.scale))
             if layer:
                 for xu in xs:
-                    c.line((xu, ys[layer - 1] + r * 0.85), (x, y - r * 0.85), color="0.6", lw=0.5)
-        c.text(xs[-1] + 0.3, y, ("inputs", "step 1", "step N")[layer], fontsize=9, ha="left", color=NOTE)
-    c.text(xs[-1] + 0.5, (ys[1] + ys[2]) / 2, "⋮", fontsize=10, color=NOTE)     # the layers in between
+                    c.line((xu, ys[0] + r * 0.85), (x, y - r * 0.85), color="0.6", lw=0.5)
+        c.text(xs[-1] + 0.3, y, ("inputs", "outputs")[layer], fontsize=9, ha="left", color=NOTE)
     for t, x in enumerate(xs):
-        c.text(x, ys[0] - 0.36, f"$x_{t + 1}$", fontsize=10)
-    c.text(6.17, 3.3, "N self-attention layers", fontweight="bold")
-    c.text(6.17, 3.02, "one step per layer, all positions at once", fontsize=10, color=NOTE)
-    c.text(6.17, 0.62, "N sequential steps: O(N), not O(T)", fontsize=10)
-    c.text(4.3, 0.2, "The price: each layer and head builds a T × T matrix of scores, O(T²) time and memory.",
+        c.text(x, ys[0] - 0.36, f"$x_{t}$", fontsize=10)
+    c.text(6.17, 3.1, "one self-attention layer", fontweight="bold")
+    c.text(6.17, 2.82, "every output reads every input, all at once", fontsize=10, color=NOTE)
+    c.text(6.17, 0.55, "one step, whatever T: O(1)", fontsize=10)
+    c.text(4.3, 0.17, "The price: the layer builds a T × T matrix of scores per head, O(T²) time and memory.",
            fontsize=10, color="0.15")
-    c.line((4.3, 0.8), (4.3, 3.4), color="0.8", lw=1.0)
+    c.line((4.3, 0.8), (4.3, 3.25), color="0.8", lw=1.0)
     return c.fig
 
 

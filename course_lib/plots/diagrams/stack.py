@@ -181,9 +181,16 @@ def draw_norm_placements(num_layers: int = 6):
     """
     fig, axes = plt.subplots(1, 2, figsize=(9, 6.4), layout="constrained")
     titles = ("post-LN (the paper)", "pre-LN (GPT-2 and most models since)")
+    top = _encoder_canvas_size(True, show_mask=False)[1] - 0.3                # the taller stack, pre-LN's
     for ax, norm_first, title in zip(axes, (False, True), titles):
         draw_encoder_diagram(num_layers=num_layers, norm_first=norm_first, show_mask=False, ax=ax, title="")
-        ax.set_ylim(0, _encoder_canvas_size(norm_first, show_mask=False)[1] - 0.3)   # no title inside the canvas
-        ax.set_anchor("S")                                                    # both stacks start at the bottom
+        ax.set_ylim(0, top)                  # two equal panels, on one scale, both stacks starting at the bottom
         ax.set_title(title, fontsize=11, fontweight="bold")
+    # post-LN's stack is shorter (no final LayerNorm, no separate norm boxes): what differs, in the room above it
+    post_top = _encoder_canvas_size(False, show_mask=False)[1] - 0.3
+    axes[0].text(2.75, (post_top + top) / 2 + 0.05,
+                 "The norm sits on the residual path:\nx ← LayerNorm(x + Sublayer(x)), twice a layer.\n"
+                 "Pre-LN normalises the sublayer's input,\nx ← x + Sublayer(LayerNorm(x)),\n"
+                 "and needs a final LayerNorm.", ha="center", va="center", fontsize=9, color=COLORS["note"],
+                 linespacing=1.35)
     return fig, axes
