@@ -61,7 +61,8 @@ def draw_dropout():
     output before the residual sum, and the sum of embeddings and positions. Two more that PyTorch's
     ``nn.TransformerEncoderLayer`` and the Annotated Transformer add (not in the paper, dashed): the
     attention weights and the FFN's hidden layer. In training dropout zeroes each entry with
-    probability P and scales the others by 1/(1 - P); in evaluation it does nothing."""
+    probability P and scales the others by a factor that lecture 03's practice asks the student to find
+    (so the figure shows it as "s"); in evaluation it does nothing."""
     c = Canvas(8.8, 6.3)
     c.title("Dropout, P = 0.1: where it acts, and training against evaluation")
     c.text(0.2, 5.62, "In the paper (section 5.4):", fontsize=10.5, ha="left", style="italic", color=NOTE)
@@ -81,8 +82,8 @@ def draw_dropout():
     n, cell, x0 = 10, 0.46, 3.95
     dropped = (3, 8)
     rows = ((2.05, "x (ten features, all 1)", ["1"] * n, ["white"] * n),
-            (1.3, "training: each entry zeroed with\nprobability 0.1, the rest × 1/0.9",
-             ["0" if i in dropped else "1.11" for i in range(n)],
+            (1.3, "training: each entry zeroed with\nprobability 0.1, the rest × s",
+             ["0" if i in dropped else "s" for i in range(n)],
              ["#d9d9d9" if i in dropped else DROP for i in range(n)]),
             (0.55, "evaluation (model.eval()):\nthe identity", ["1"] * n, ["white"] * n))
     for yy, label, values, fills in rows:
@@ -90,7 +91,7 @@ def draw_dropout():
         c.cells(x0, yy - cell / 2, n, cell, colors=fills, edge="0.4")
         for i, v in enumerate(values):
             c.text(x0 + (i + 0.5) * cell, yy, v, fontsize=10, color="0.15")
-    c.text(x0 + n * cell / 2, 0.12, "the mean stays 1 on average, so evaluation needs no rescaling",
+    c.text(4.4, 0.12, "s keeps each entry's expected value at 1, so evaluation needs no rescaling",
            fontsize=9.5, color=NOTE)
     return c.fig
 
