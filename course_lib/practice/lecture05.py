@@ -312,7 +312,7 @@ def check_rope_score(answer) -> bool:
         return failed(f"score should be a number, got {answer!r}", "section 5.1")
     causes = {1.0: "1 is the score of two unturned vectors: RoPE turns both by their positions (look at R(mθ))",
               math.cos(8.0): "cos 8 adds the two positions: the key's rotation enters transposed, so the angles "
-                             "subtract (look at R(mθ) R(nθ)ᵀ)",
+                             "subtract (look at R(mθ)ᵀ R(nθ))",
               math.cos(5.0): "cos 5 turns only the query: the key is turned too, by its own position",
               math.cos(3.0): "cos 3 turns only the key: the query is turned too, by its own position",
               -value: "the sign: turning both by their positions leaves cos((m − n)θ), and cos 2 is negative"}
