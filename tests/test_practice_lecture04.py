@@ -68,9 +68,10 @@ def test_nearest(capsys):
     assert said(capsys, lecture04.check_nearest, lambda table, i, k=5: None).startswith("○")
 
 
-def sample(logits, tau, k, n, generator):
+def sample(logits, tau, k, n, generator, top_p=1.0):
     top = logits.topk(k)
     p = torch.softmax(top.values / tau, dim=-1)
+    p = p * (p.cumsum(dim=-1) - p < top_p)
     cdf = p.cumsum(dim=-1)
     u = torch.rand(n, generator=generator, dtype=cdf.dtype) * cdf[-1]
     picks = torch.searchsorted(cdf, u, right=True).clamp(max=k - 1)
@@ -80,10 +81,16 @@ def sample(logits, tau, k, n, generator):
 def test_sample(capsys):
     assert said(capsys, lecture04.check_sample, sample).startswith("✓")
 
-    def by_multinomial(logits, tau, k, n, generator):
+    def by_multinomial(logits, tau, k, n, generator, top_p=1.0):
         top = logits.topk(k)
-        return top.indices[torch.multinomial(torch.softmax(top.values / tau, -1), n, True, generator=generator)]
+        p = torch.softmax(top.values / tau, -1)
+        p = torch.where(p.cumsum(-1) - p < top_p, p, 0.0)
+        return top.indices[torch.multinomial(p, n, True, generator=generator)]
     assert said(capsys, lecture04.check_sample, by_multinomial).startswith("✓")
+    no_top_p = lambda z, tau, k, n, g, top_p=1.0: sample(z, tau, k, n, g)
+    assert "top_p has no effect" in said(capsys, lecture04.check_sample, no_top_p)
+    old_signature = lambda z, tau, k, n, g: sample(z, tau, k, n, g)
+    assert "top_p" in said(capsys, lecture04.check_sample, old_signature)
     times_tau = lambda z, tau, k, n, g: sample(z, 1 / tau, k, n, g)
     assert "the wrong way" in said(capsys, lecture04.check_sample, times_tau)
     no_tau = lambda z, tau, k, n, g: sample(z, 1.0, k, n, g)

@@ -135,9 +135,12 @@ def plot_probabilities(logits, labels: Sequence[str] | None = None, temperature:
         fig = ax.figure
     xs = np.arange(len(names))
     ax.bar(xs, p, color=plt.get_cmap(WEIGHTS_CMAP)(0.35), width=0.7, zorder=2, label=f"τ = {temperature:g}")
+    ref = None
     if reference_temperature is not None and reference_temperature != temperature:
         ref = _softmax(z, float(reference_temperature))
-        ax.bar(xs, ref, width=0.7, fill=False, edgecolor="0.35", linestyle="--", linewidth=1.0, zorder=3,
+        # a white halo under the dashed outline keeps it visible where it runs inside a dark bar
+        ax.bar(xs, ref, width=0.7, fill=False, edgecolor="white", linewidth=3.0, zorder=3, label="_halo")
+        ax.bar(xs, ref, width=0.7, fill=False, edgecolor="black", linestyle="--", linewidth=1.4, zorder=3,
                label=f"τ = {reference_temperature:g}")
         ax.legend(loc="upper right")
     # each value sits on its own bar (not on top of the dashed outline, which would read as the
@@ -148,7 +151,8 @@ def plot_probabilities(logits, labels: Sequence[str] | None = None, temperature:
     rotate = max(len(n) for n in names) * len(names) > 60
     ax.set_xticks(xs, names, rotation=45 if rotate else 0, ha="right" if rotate else "center",
                   rotation_mode="anchor")
-    ax.set_ylim(0, 1.08)
+    tallest = max(p.max(), ref.max() if ref is not None else 0.0)
+    ax.set_ylim(0, min(1.08, 1.15 * tallest + 0.04))            # the tallest bar or outline and its label
     ax.set_ylabel("probability")
     entropy = float(-(p * np.log(np.clip(p, 1e-300, None))).sum())
     ax.set_title(title or f"softmax(logits / τ), τ = {temperature:.3g}   (entropy {entropy:.2f} nats)")
@@ -156,5 +160,7 @@ def plot_probabilities(logits, labels: Sequence[str] | None = None, temperature:
     ax.spines[["top", "right"]].set_visible(False)
     order = np.argsort(-p, kind="stable")
     describe(ax, f"Bars of softmax(logits / τ) at τ = {temperature:.3g}, entropy {entropy:.2f} nats; probabilities, "
-                 "largest first: " + ", ".join(f"{names[i]} {number(p[i])}" for i in order))
+                 "largest first: " + ", ".join(f"{names[i]} {number(p[i])}" for i in order)
+                 + ("" if ref is None else f"; dashed outlines at τ = {reference_temperature:g}: "
+                    + ", ".join(f"{names[i]} {number(ref[i])}" for i in order)))
     return fig, ax

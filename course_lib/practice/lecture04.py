@@ -100,10 +100,34 @@ def _topk_probs(z: torch.Tensor, tau: float, k: int) -> torch.Tensor:
     return p
 
 
+def _nucleus_probs(z: torch.Tensor, tau: float, k: int, top_p: float, select_tau: float | None = None,
+                   strict: bool = False) -> torch.Tensor:
+    """What sample() draws from with top-p: softmax(z / tau) over the k largest logits, then only the
+    most probable tokens whose mass *before* them is below ``top_p`` (the smallest set reaching it),
+    renormalised. ``select_tau`` picks that set at another temperature; ``strict`` keeps only tokens whose
+    mass *with* them stays below ``top_p`` (two mistakes the check names)."""
+    top = z.topk(k)
+    p = torch.softmax(top.values / tau, dim=-1)
+    sel = p if select_tau is None else torch.softmax(top.values / select_tau, dim=-1)
+    mass = sel.cumsum(dim=-1)
+    keep = mass < top_p if strict else mass - sel < top_p
+    keep[0] = True
+    out = torch.zeros_like(z)
+    out[top.indices] = p * keep / (p * keep).sum()
+    return out
+
+
+_CROSSING = ("{}: the nucleus is the smallest set whose mass reaches top_p, so the token that crosses it stays in "
+             "(look at the mass before each token)")
+_TOP_P_CASES = ((1.0, 8, 0.75, "tau = 1, top_p = 0.75"), (2.0, 8, 0.75, "tau = 2, top_p = 0.75"),
+                (0.5, 3, 0.9, "tau = 0.5, k = 3, top_p = 0.9"))
+
+
 @check
 def check_sample(fn) -> bool:
-    """The student's ``sample(logits, tau, k, n, generator)``: n ids drawn from softmax(z / tau) over
-    the k largest logits, with the given generator. Checked on 20,000 draws by a chi-square test."""
+    """The student's ``sample(logits, tau, k, n, generator, top_p=1.0)``: n ids drawn from softmax(z / tau)
+    over the k largest logits, cut to the nucleus of mass ``top_p``, with the given generator. Checked on
+    20,000 draws by a chi-square test."""
     where = "sample"
     z = _SAMPLE_LOGITS
     ok, got = attempt(fn, z.clone(), 1.0, 8, _DRAWS, torch.Generator().manual_seed(0), where=where)
@@ -129,6 +153,8 @@ def check_sample(fn) -> bool:
                       "numbers)", where)
     uniform = torch.full_like(z, 1 / len(z))
     if _chi2(got, torch.softmax(z, -1)) > _CHI2_LIMIT:
+        if _chi2(got, _nucleus_probs(z, 1.0, 8, 1.0, strict=True)) <= _CHI2_LIMIT:
+            return failed(_CROSSING.format("with top_p = 1 the least probable kept token is never drawn"), where)
         if got.unique().numel() == 1:
             return failed(f"every draw is id {got[0].item()}: at tau = 1 every token has a chance (look at the "
                           "sampling step, not an argmax)", where)
@@ -154,14 +180,40 @@ def check_sample(fn) -> bool:
         if _chi2(draws, _topk_probs(z, 1 / tau, k)) <= _CHI2_LIMIT:
             return failed(f"with {name} the counts fit tau = {1 / tau:g}: the temperature works the wrong way "
                           "(look at how tau enters)", where)
+        if _chi2(draws, _nucleus_probs(z, tau, k, 1.0, strict=True)) <= _CHI2_LIMIT:
+            return failed(_CROSSING.format(f"with {name} and top_p = 1 the least probable kept token is never "
+                                           "drawn"), where)
         last = z.topk(k).indices[-1]                                      # the smallest kept logit
         if k < len(z) and draws.eq(last).double().mean() > expected[last] + 0.05:
             return failed(f"with {name} the smallest kept logit is drawn too often: the kept probabilities do "
                           "not sum to 1 (look at over which logits the softmax runs)", where)
         return failed(f"with {name} the counts do not fit softmax(z / tau) over the k largest logits (chi-square "
                       f"{_chi2(draws, expected):.0f}; look at the temperature and at which logits are kept)", where)
-    return passed(f"{len(cases) + 1} settings of (tau, k), {_DRAWS:,} draws each: every chi-square below "
-                  f"{_CHI2_LIMIT:g}, and one seed gives one sequence of draws")
+    for seed, (tau, k, top_p, name) in enumerate(_TOP_P_CASES, start=10):
+        ok, draws = attempt(fn, z.clone(), tau, k, _DRAWS, torch.Generator().manual_seed(seed), top_p=top_p,
+                            where=where)
+        if not ok:
+            return False
+        draws = torch.as_tensor(draws).long()
+        expected = _nucleus_probs(z, tau, k, top_p)
+        if _chi2(draws, expected) <= _CHI2_LIMIT:
+            continue
+        nucleus = int((expected > 0).sum())
+        if _chi2(draws, _topk_probs(z, tau, k)) <= _CHI2_LIMIT:
+            return failed(f"with {name} the counts fit top-k alone: top_p has no effect (look at where top_p leaves "
+                          "tokens out)", where)
+        if _chi2(draws, _nucleus_probs(z, tau, k, top_p, select_tau=1.0)) <= _CHI2_LIMIT:
+            return failed(f"with {name} the kept tokens are those of tau = 1: the nucleus was chosen before the "
+                          "temperature (look at which probabilities top_p is compared with)", where)
+        if _chi2(draws, _nucleus_probs(z, tau, k, top_p, strict=True)) <= _CHI2_LIMIT:
+            return failed(_CROSSING.format(f"with {name} one token too few is kept"), where)
+        if not torch.isin(draws, (expected > 0).nonzero().flatten()).all():
+            return failed(f"with {name} ids outside the nucleus of the {nucleus} most probable tokens were drawn "
+                          "(look at the uniform numbers: the kept mass no longer sums to 1)", where)
+        return failed(f"with {name} the counts do not fit the nucleus of {nucleus} tokens, renormalised (chi-square "
+                      f"{_chi2(draws, expected):.0f}; look at the kept probabilities)", where)
+    return passed(f"{len(cases) + 1} settings of (tau, k) and {len(_TOP_P_CASES)} of top_p, {_DRAWS:,} draws "
+                  f"each: every chi-square below {_CHI2_LIMIT:g}, and one seed gives one sequence of draws")
 
 
 def _neighbour_table() -> torch.Tensor:

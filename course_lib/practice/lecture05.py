@@ -10,8 +10,8 @@ from torch import nn
 
 from . import attempt, check, failed, number, passed, todo, unanswered
 
-__all__ = ["check_order_prediction", "check_probe", "check_relative_position_bias", "check_rope_score",
-           "check_biased_weight", "linear_probe_accuracy"]
+__all__ = ["check_order_prediction", "check_probe", "check_relative_position_bias", "check_rope",
+           "check_rope_score", "check_biased_weight", "linear_probe_accuracy"]
 
 
 @check
@@ -77,36 +77,159 @@ def _probe_data(T: int = 8, d: int = 24):
     return (*draw(6), *draw(50), T)
 
 
+def _ridge_probe(h_train, pos_train, h_test, pos_test, T, ridge, shrink_constant=False, times_n=True) -> float:
+    """The probe of the lecture's write, on raw features: the normal equations with ``ridge * N`` (or
+    ``ridge``) added on the diagonal, the constant's entry left out unless ``shrink_constant``."""
+    x = torch.cat([h_train, torch.ones(len(h_train), 1, dtype=h_train.dtype)], dim=1)     # (N, d + 1)
+    x_test = torch.cat([h_test, torch.ones(len(h_test), 1, dtype=h_test.dtype)], dim=1)   # (M, d + 1)
+    penalty = ridge * (len(x) if times_n else 1) * torch.eye(x.shape[1], dtype=x.dtype)
+    if not shrink_constant:
+        penalty[-1, -1] = 0.0
+    w = torch.linalg.solve(x.T @ x + penalty, x.T @ F.one_hot(pos_train, T).to(x.dtype))  # (d + 1, T)
+    return ((x_test @ w).argmax(dim=1) == pos_test).double().mean().item()
+
+
+_RIDGE = 1.0        # the check's penalty: with 6 vectors per position it lifts the held-out share from 0.41 to 0.54
+
+
+def _as_share(got, where):
+    try:
+        return float(got)
+    except (TypeError, ValueError):
+        failed(f"probe_accuracy should return a number, the share of test vectors placed right, got "
+               f"{type(got).__name__}", where)
+        return None
+
+
 @check
 def check_probe(fn) -> bool:
-    """The student's ``probe_accuracy(h_train, pos_train, h_test, pos_test, T)``: fit a least-squares
-    map from vectors (plus a constant) to one-hot positions on the training set, score it on the test set."""
+    """The student's ``probe_accuracy(h_train, pos_train, h_test, pos_test, T, ridge=0.0)``: fit a
+    least-squares map from vectors (plus a constant) to one-hot positions on the training set, with a
+    ridge penalty ``ridge * N`` on every weight but the constant's, and score it on the test set."""
     where = "probe_accuracy"
     h_train, pos_train, h_test, pos_test, T = _probe_data()
     ok, got = attempt(fn, h_train.clone(), pos_train.clone(), h_test.clone(), pos_test.clone(), T, where=where)
     if not ok:
         return False
-    try:
-        got = float(got)
-    except (TypeError, ValueError):
-        return failed(f"probe_accuracy should return a number, the share of test vectors placed right, got "
-                      f"{type(got).__name__}", where)
+    if (got := _as_share(got, where)) is None:
+        return False
     expected = linear_probe_accuracy(h_train, pos_train, h_test, pos_test, T)
-    if abs(got - expected) <= 0.01:
-        return passed(f"your probe places {got:.1%} of the {len(pos_test)} held-out vectors at their position, as "
-                      f"the reference does (chance: {1 / T:.1%})")
-    if got > 1:
-        return failed(f"{got:g} is not a share between 0 and 1 (look at the last line: a mean of right / wrong)", where)
-    if abs(got - linear_probe_accuracy(h_train, pos_train, h_train, pos_train, T)) <= 0.01:
-        return failed(f"{got:.3f}: the probe is scored on the vectors it was fit on, which flatters it (look at "
-                      "which vectors you score)", where)
-    if abs(got - linear_probe_accuracy(h_test, pos_test, h_test, pos_test, T)) <= 0.01:
-        return failed(f"{got:.3f}: the probe was fit on the test vectors (look at which vectors lstsq sees)", where)
-    if abs(got - 1 / T) < 0.05:
-        return failed(f"{got:.3f}, about chance (1/{T}): the scores and the positions are not compared along the "
-                      "same axis (look at the argmax)", where)
-    return failed(f"{got:.3f}, expected about {expected:.3f} on these vectors (look at the constant column of "
-                  "ones and the one-hot targets)", where)
+    if abs(got - expected) > 0.01:
+        if got > 1:
+            return failed(f"{got:g} is not a share between 0 and 1 (look at the last line: a mean of right / wrong)",
+                          where)
+        if abs(got - linear_probe_accuracy(h_train, pos_train, h_train, pos_train, T)) <= 0.01:
+            return failed(f"{got:.3f}: the probe is scored on the vectors it was fit on, which flatters it (look at "
+                          "which vectors you score)", where)
+        if abs(got - linear_probe_accuracy(h_test, pos_test, h_test, pos_test, T)) <= 0.01:
+            return failed(f"{got:.3f}: the probe was fit on the test vectors (look at which vectors the fit sees)",
+                          where)
+        if abs(got - 1 / T) < 0.05:
+            return failed(f"{got:.3f}, about chance (1/{T}): the scores and the positions are not compared along "
+                          "the same axis (look at the argmax)", where)
+        return failed(f"{got:.3f} with ridge = 0, expected about {expected:.3f} on these vectors (look at the "
+                      "constant column of ones and the one-hot targets)", where)
+    ok, shrunk = attempt(fn, h_train.clone(), pos_train.clone(), h_test.clone(), pos_test.clone(), T,
+                         ridge=_RIDGE, where=where)
+    if not ok or (shrunk := _as_share(shrunk, where)) is None:
+        return False
+    want = _ridge_probe(h_train, pos_train, h_test, pos_test, T, _RIDGE)
+    if abs(shrunk - want) <= 0.005:
+        return passed(f"without a ridge your probe places {got:.1%} of the {len(pos_test)} held-out vectors right, "
+                      f"with ridge = {_RIDGE:g} {shrunk:.1%} (chance: {1 / T:.1%}): with "
+                      f"{len(pos_train) // T} training vectors per position the plain fit also fits their noise")
+    if abs(shrunk - got) <= 0.005:
+        return failed(f"ridge = {_RIDGE:g} gives {shrunk:.3f}, as ridge = 0 does: the penalty has no effect (look at "
+                      "whether it reaches the normal equations)", where)
+    if abs(shrunk - _ridge_probe(h_train, pos_train, h_test, pos_test, T, _RIDGE, shrink_constant=True)) <= 0.005:
+        return failed(f"ridge = {_RIDGE:g} gives {shrunk:.3f}: the constant column is shrunk too, so the bias cannot "
+                      "absorb the vectors' common offset (look at the penalty's last diagonal entry)", where)
+    if abs(shrunk - _ridge_probe(h_train, pos_train, h_test, pos_test, T, _RIDGE, times_n=False)) <= 0.005:
+        return failed(f"ridge = {_RIDGE:g} gives {shrunk:.3f}: the penalty is not multiplied by N = "
+                      f"{len(pos_train)}, the number of training vectors (look at λN)", where)
+    return failed(f"ridge = {_RIDGE:g} gives {shrunk:.3f}, expected about {want:.3f} (look at the penalty λN on the "
+                  "diagonal of XᵀX)", where)
+
+
+def _rope_reference(x: torch.Tensor, positions: torch.Tensor, theta: torch.Tensor, sign: float = 1.0,
+                    layout: str = "interleaved") -> torch.Tensor:
+    """Each pair of features turned counter-clockwise (``sign=-1``: clockwise) by ``positions * theta``."""
+    angle = sign * positions.to(x.dtype)[:, None] * theta                                  # (T, d/2)
+    if layout == "interleaved":
+        a, b = x[..., 0::2], x[..., 1::2]
+    else:
+        a, b = x.chunk(2, dim=-1)
+    first, second = a * angle.cos() - b * angle.sin(), a * angle.sin() + b * angle.cos()
+    if layout == "interleaved":
+        return torch.stack([first, second], dim=-1).flatten(-2)
+    return torch.cat([first, second], dim=-1)
+
+
+def _rope_grid_reference(rotate, q, k, theta, T):
+    pos = torch.arange(T)
+    return rotate(q.expand(T, -1), pos, theta) @ rotate(k.expand(T, -1), pos, theta).T     # (T, T)
+
+
+@check
+def check_rope(apply_rope, score_grid) -> bool:
+    """The student's ``apply_rope(x, positions, theta)`` (each pair (2i, 2i+1) of the last axis turned
+    counter-clockwise by ``positions[t] * theta[i]``) and ``score_grid(q, k, theta, T)`` (the (T, T) scores of
+    q at position m, row, with k at position n, column)."""
+    where = "apply_rope"
+    g = torch.Generator().manual_seed(8)
+    d, T = 8, 6
+    theta = 10 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)                       # (4,): 1 .. 0.1 rad
+    x = torch.randn(2, T, d, generator=g, dtype=torch.float64)
+    positions = torch.arange(T) + 3                                                      # not 0 .. T-1
+    ok, got = attempt(apply_rope, x.clone(), positions.clone(), theta.clone(), where=where)
+    if not ok:
+        return False
+    if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(x.shape):
+        shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
+        return failed(f"for x of shape {tuple(x.shape)} apply_rope should return the same shape, got {shape}", where)
+    got = got.double()
+    if not torch.allclose(got, _rope_reference(x, positions, theta), atol=1e-9):
+        if torch.allclose(got, x, atol=1e-9):
+            return failed("the vectors come back unchanged: nothing is turned (look at the angle m θ_i)", where)
+        if not torch.allclose(got.norm(dim=-1), x.norm(dim=-1), atol=1e-6):
+            return failed("the vectors' lengths change, so this is not a rotation (look at the cos and sin of one "
+                          "angle per pair)", where)
+        if torch.allclose(got, _rope_reference(x, positions, theta, sign=-1.0), atol=1e-9):
+            return failed("each pair turns clockwise, the wrong way: (1, 0) should go towards (0, 1) (look at the "
+                          "signs of the sin terms)", where)
+        if torch.allclose(got, _rope_reference(x, positions, theta, layout="half"), atol=1e-9):
+            return failed("feature i is paired with feature i + d/2, the halves layout; here a pair is two "
+                          "neighbours, features 2i and 2i + 1 (look at how you take the pairs)", where)
+        if torch.allclose(got, _rope_reference(x, torch.arange(T), theta), atol=1e-9):
+            return failed("the tokens are turned as if at positions 0 .. T-1, not at the positions given (look at "
+                          "the positions argument)", where)
+        return failed("the turned vectors differ from a rotation of each pair (2i, 2i + 1) by positions[t] · "
+                      "theta[i] (look at which angle each pair gets)", where)
+    where = "score_grid"
+    q, k = torch.randn(d, generator=g, dtype=torch.float64), torch.randn(d, generator=g, dtype=torch.float64)
+    ok, grid = attempt(score_grid, q.clone(), k.clone(), theta.clone(), 9, where=where)
+    if not ok:
+        return False
+    if not isinstance(grid, torch.Tensor) or tuple(grid.shape) != (9, 9):
+        shape = tuple(grid.shape) if isinstance(grid, torch.Tensor) else type(grid).__name__
+        return failed(f"score_grid(q, k, theta, 9) should return a (9, 9) tensor, got {shape}", where)
+    grid = grid.double()
+    expected = _rope_grid_reference(lambda v, p, t: _rope_reference(v, p, t), q, k, theta, 9)
+    if torch.allclose(grid, expected, atol=1e-9):
+        spread = max(torch.diagonal(grid, o).std().item() for o in range(-7, 8))
+        return passed(f"pairs turned by m θ_i, lengths kept; on your grid every diagonal (one offset n − m) holds "
+                      f"one score, spread below {max(spread, 1e-12):.0e}, whatever m")
+    if torch.allclose(grid, expected.T, atol=1e-9):
+        return failed("the grid is transposed: row m should hold the query at position m, column n the key at "
+                      "position n", where)
+    if torch.allclose(grid, torch.full_like(grid, torch.dot(q, k).item()), atol=1e-9):
+        return failed("every score is q · k: the vectors were not turned by their positions (look at what you "
+                      "pass to apply_rope)", where)
+    if torch.allclose(torch.diagonal(grid), torch.full((9,), torch.dot(q, k).item(), dtype=grid.dtype), atol=1e-9):
+        return failed("the diagonal is right but not the rest: q and k should each be turned by their own position, "
+                      "m for the row and n for the column", where)
+    return failed("the grid differs from the scores of q turned to position m with k turned to position n (look at "
+                  "which vector goes to which axis)", where)
 
 
 def _relative_reference(table: torch.Tensor, T: int) -> torch.Tensor:
@@ -189,7 +312,7 @@ def check_rope_score(answer) -> bool:
         return failed(f"score should be a number, got {answer!r}", "section 5.1")
     causes = {1.0: "1 is the score of two unturned vectors: RoPE turns both by their positions (look at R(mθ))",
               math.cos(8.0): "cos 8 adds the two positions: the key's rotation enters transposed, so the angles "
-                             "subtract (look at R(mθ) R(nθ)ᵀ)",
+                             "subtract (look at R(mθ)ᵀ R(nθ))",
               math.cos(5.0): "cos 5 turns only the query: the key is turned too, by its own position",
               math.cos(3.0): "cos 3 turns only the key: the query is turned too, by its own position",
               -value: "the sign: turning both by their positions leaves cos((m − n)θ), and cos 2 is negative"}

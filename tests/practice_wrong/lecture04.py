@@ -22,7 +22,7 @@ def _softmax(shift_axis=-1, sum_axis=-1, tau_power=-1, shift=True):
 
 
 def _sample(kind):
-    def sample(logits, tau, k, n, generator):
+    def sample(logits, tau, k, n, generator, top_p=1.0):
         if kind == "uniform":
             return logits.topk(k).indices[torch.randint(k, (n,), generator=generator)]
         if kind == "greedy":
@@ -32,8 +32,14 @@ def _sample(kind):
         p = torch.softmax(top.values * tau if kind == "times tau" else top.values / tau, dim=-1)
         if kind == "not renormalised":
             p = torch.softmax(logits / tau, -1)[top.indices]
+        if kind != "top_p ignored":
+            sel = torch.softmax(top.values, dim=-1) if kind == "nucleus before tau" else p
+            keep = sel.cumsum(-1) < top_p if kind == "crossing token dropped" else sel.cumsum(-1) - sel < top_p
+            keep[0] = True
+            p = p * keep
         cdf = p.cumsum(-1)
-        u = torch.rand(n, generator=generator, dtype=cdf.dtype)
+        scale = 1.0 if kind in ("not renormalised", "nucleus not renormalised") else cdf[-1]
+        u = torch.rand(n, generator=generator, dtype=cdf.dtype) * scale
         return top.indices[torch.searchsorted(cdf, u, right=True).clamp(max=kept - 1)]
     return sample
 
@@ -132,6 +138,10 @@ WRONG = {
         Wrong("kept probabilities not renormalised", (_sample("not renormalised"),), word="do not sum to 1"),
         Wrong("uniform among the k", (_sample("uniform"),), word="equally often"),
         Wrong("the argmax every time", (_sample("greedy"),), word="same draws"),
+        Wrong("top_p never applied", (_sample("top_p ignored"),), word="top_p has no effect"),
+        Wrong("the nucleus chosen at tau = 1", (_sample("nucleus before tau"),), word="before the temperature"),
+        Wrong("the token that crosses top_p dropped", (_sample("crossing token dropped"),), word="reaches top_p"),
+        Wrong("the nucleus not renormalised", (_sample("nucleus not renormalised"),), word="outside the nucleus"),
     ],
     "check_nearest": [
         Wrong("a plain dot product", (_nearest("dot"),), word="dot product rewards length"),

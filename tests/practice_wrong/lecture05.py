@@ -60,17 +60,42 @@ class _Fixed(_Bias):
 
 
 def _probe(kind):
-    def probe_accuracy(h_train, pos_train, h_test, pos_test, T):
+    def probe_accuracy(h_train, pos_train, h_test, pos_test, T, ridge=0.0):
         if kind == "on train":
             h_test, pos_test = h_train, pos_train
         if kind == "fit on test":
             h_train, pos_train = h_test, pos_test
         ones = (lambda h: torch.ones(len(h), 1, dtype=h.dtype)) if kind != "no bias" else (lambda h: h[:, :0])
         X = torch.cat([h_train, ones(h_train)], dim=1)
-        W = torch.linalg.lstsq(X, F.one_hot(pos_train, T).to(h_train.dtype)).solution
+        penalty = ridge * (1 if kind == "no N" else len(X)) * torch.eye(X.shape[1], dtype=X.dtype)
+        if kind not in ("constant shrunk", "no bias"):
+            penalty[-1, -1] = 0.0
+        if kind == "ridge ignored":
+            penalty = 0 * penalty
+        W = torch.linalg.solve(X.T @ X + penalty, X.T @ F.one_hot(pos_train, T).to(h_train.dtype))
         right = (torch.cat([h_test, ones(h_test)], dim=1) @ W).argmax(dim=1) == pos_test
         return right.double().mean().item() * (100 if kind == "percent" else 1)
     return probe_accuracy
+
+
+def _rope(kind):
+    def apply_rope(x, positions, theta):
+        if kind == "positions ignored":
+            positions = torch.arange(x.shape[-2])
+        angle = positions.to(x.dtype)[:, None] * theta * (-1 if kind == "clockwise" else 1)
+        a, b = (x.chunk(2, dim=-1) if kind == "halves" else (x[..., 0::2], x[..., 1::2]))
+        first, second = a * angle.cos() - b * angle.sin(), a * angle.sin() + b * angle.cos()
+        if kind == "halves":
+            return torch.cat([first, second], dim=-1)
+        return torch.stack([first, second], dim=-1).flatten(-2)
+
+    def score_grid(q, k, theta, T):
+        pos = torch.arange(T)
+        if kind == "not turned":
+            return (q.expand(T, -1) @ k.expand(T, -1).T).clone()
+        grid = apply_rope(q.expand(T, -1), pos, theta) @ apply_rope(k.expand(T, -1), pos, theta).T
+        return grid.T if kind == "transposed" else grid
+    return apply_rope, score_grid
 
 
 WRONG = {
@@ -90,6 +115,16 @@ WRONG = {
         Wrong("fit on the test vectors", (_probe("fit on test"),), word="fit on the test"),
         Wrong("a percentage", (_probe("percent"),), word="between 0 and 1"),
         Wrong("no constant column", (_probe("no bias"),), word="constant column"),
+        Wrong("the ridge never reaches the fit", (_probe("ridge ignored"),), word="no effect"),
+        Wrong("the constant shrunk too", (_probe("constant shrunk"),), word="constant column is shrunk"),
+        Wrong("the penalty not times N", (_probe("no N"),), word="multiplied by N"),
+    ],
+    "check_rope": [
+        Wrong("turned clockwise", _rope("clockwise"), word="wrong way"),
+        Wrong("the halves layout", _rope("halves"), word="neighbours"),
+        Wrong("positions 0 .. T-1, not those given", _rope("positions ignored"), word="positions argument"),
+        Wrong("the grid transposed", _rope("transposed"), word="transposed"),
+        Wrong("the grid of unturned vectors", _rope("not turned"), word="not turned"),
     ],
     "check_rope_score": [
         Wrong("no rotation", (1.0,), word="unturned"),
