@@ -154,14 +154,23 @@ def test_paired_bootstrap(capsys):
     assert said(capsys, check, lambda *x: None, a, b).startswith("○ not done yet")
 
 
-def test_same_headlines(capsys):
-    check = lecture08.check_same_headlines
-    assert said(capsys, check, "c").startswith("✓")
-    assert said(capsys, check, " c ").startswith("✓")
-    assert "moves no mean" in said(capsys, check, "a")
-    assert "narrower here, not wider" in said(capsys, check, "b")
-    assert "should be one of 'a', 'b', 'c'" in said(capsys, check, "d")
-    assert said(capsys, check, None) == "○ not done yet: set answer to one of 'a', 'b', 'c' (section 6)"
+def test_unpaired_interval(capsys):
+    """The right answer follows the two models' own answers: wider when they agree on most items (the
+    headlines), narrower when they disagree on most."""
+    a, b = correlated_answers()
+    check = lecture08.check_unpaired_interval
+    paired, unpaired = (high - low for low, high in lecture08.bootstrap_intervals(a, b).values())
+    assert unpaired > 1.2 * paired
+    assert said(capsys, check, "wider", a, b).startswith("✓")
+    assert said(capsys, check, " wider ", a, b).startswith("✓")
+    assert "correlated" in said(capsys, check, "narrower", a, b)
+    assert "covariance" in said(capsys, check, "the same", a, b)
+    assert "centre" in said(capsys, check, "moved", a, b)
+    assert said(capsys, check, None, a, b) == ("○ not done yet: set prediction to one of 'moved', 'narrower', "
+                                               "'the same', 'wider' (section 6's paired bootstrap)")
+    opposed = ~a                                          # b right exactly where a is wrong: anti-correlated
+    assert said(capsys, check, "narrower", a, opposed).startswith("✓")
+    assert "disagree" in said(capsys, check, "wider", a, opposed)
 
 
 def test_rows_past_training(capsys):

@@ -7,7 +7,8 @@ import numpy as np
 from . import attempt, check, choice, failed, passed, todo, unanswered
 
 __all__ = ["check_word_order", "check_train_probe", "check_cross_validate", "check_paired_bootstrap",
-           "check_same_headlines", "check_rows_past_training"]
+           "check_unpaired_interval", "check_rows_past_training",
+           "bootstrap_intervals"]
 
 
 @check
@@ -217,16 +218,39 @@ def check_paired_bootstrap(my_paired_bootstrap, right_a, right_b, resamples: int
     return failed(f"interval [{low:.2f}, {high:.2f}], expected about [{ref_low:.2f}, {ref_high:.2f}]", where)
 
 
+def bootstrap_intervals(right_a, right_b, resamples: int = 10_000, seed: int = 0) -> dict:
+    """The 95 % bootstrap interval of a's accuracy minus b's, in points, two ways: ``"paired"`` (the same items
+    for both models in every draw, :func:`course_lib.topic_runs.paired_bootstrap`) and ``"unpaired"`` (each
+    model's items drawn separately). Returns ``{"paired": (low, high), "unpaired": (low, high)}``."""
+    from ..topic_runs import paired_bootstrap
+
+    _, low, high = paired_bootstrap(right_a, right_b, resamples=resamples, seed=seed)
+    unpaired = np.quantile(_bootstrap(right_a, right_b, resamples, seed, "unpaired"), [0.025, 0.975])
+    return {"paired": (low, high), "unpaired": (float(unpaired[0]), float(unpaired[1]))}
+
+
 @check
-def check_same_headlines(answer) -> bool:
-    """Quiz: why the bootstrap of section 6 draws the same test headlines for both models."""
-    return choice(answer, "c", {
-        "a": "drawing the two models' headlines apart moves no mean: both ways centre on the same difference; "
-             "what changes is the width of the interval",
-        "b": "pairing makes the interval narrower here, not wider: the two models are right on mostly the same "
-             "headlines, and that shared part drops out of each headline's difference",
-    }, "each draw keeps a headline's two answers together, so what is hard for both drops out of the difference; "
-       "drawn apart, that shared difficulty becomes noise and widens the interval", where="section 6")
+def check_unpaired_interval(prediction, right_a, right_b) -> bool:
+    """Predict (section 6): drawn unpaired (each model's headlines separately), is the 95 % interval of the
+    difference wider, narrower, the same, or moved? Decided on the two models' own answers."""
+    paired, unpaired = (high - low for low, high in bootstrap_intervals(right_a, right_b).values())
+    a, b = np.asarray(right_a, dtype=np.float64), np.asarray(right_b, dtype=np.float64)
+    share = float((a == b).mean())
+    truth = "wider" if unpaired > 1.02 * paired else "narrower" if unpaired < paired / 1.02 else "the same"
+    wrong = {
+        "wider": "the two models disagree on most headlines here, so pairing keeps little that they share",
+        "narrower": f"the two models give the same verdict on {share:.0%} of the headlines: their answers are "
+                    "correlated, and a draw that keeps a headline's two answers together cancels what they share",
+        "the same": "the spread of a difference is Var a + Var b - 2 Cov(a, b); unpaired draws lose the covariance "
+                    "term, so the width changes, not only the bookkeeping",
+        "moved": "both ways of drawing centre on the same observed difference (a's accuracy minus b's); only the "
+                 "spread of the draws changes",
+    }
+    wrong.pop(truth)
+    return choice(prediction, truth, wrong,
+                  f"unpaired, the interval is {unpaired:.1f} points wide, paired {paired:.1f}: the two models give "
+                  f"the same verdict on {share:.0%} of the headlines, and only paired draws let that shared part "
+                  "cancel", where="section 6's paired bootstrap", name="prediction")
 
 
 @check

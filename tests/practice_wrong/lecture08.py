@@ -115,11 +115,11 @@ WRONG = {
         Wrong("a fraction, not points", _bootstrap("fraction"), word="fraction"),
         Wrong("b minus a", _bootstrap("reversed"), word="reversed"),
     ],
-    "check_same_headlines": [
-        Wrong("pairing to fix the mean", ("a",), word="moves no mean"),
-        Wrong("pairing to widen the interval", ("b",), word="narrower here, not wider"),
-        Wrong("not an option", ("d",), word="should be one of"),
-        Wrong("an upper-case letter", ("C",), word="should be one of"),
+    "check_unpaired_interval": [
+        Wrong("pairing thought to widen the interval", lambda: (("narrower", *_answers()), {}), word="correlated"),
+        Wrong("pairing thought to be bookkeeping", lambda: (("the same", *_answers()), {}), word="covariance"),
+        Wrong("unpaired draws thought to move the centre", lambda: (("moved", *_answers()), {}), word="centre"),
+        Wrong("not an option", lambda: (("wide", *_answers()), {}), word="should be one of"),
     ],
     "check_rows_past_training": [
         Wrong("rows by a rotation, as sinusoids", ("b",), word="not a formula"),
