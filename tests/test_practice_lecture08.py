@@ -173,6 +173,37 @@ def test_unpaired_interval(capsys):
     assert "disagree" in said(capsys, check, "wider", a, opposed)
 
 
+def label_curve(fit, train_x, train_y, test_x, test_y, per_topic, seeds):
+    accuracy = np.zeros((len(per_topic), len(seeds)))
+    for j, seed in enumerate(seeds):
+        rng = np.random.default_rng(seed)
+        for i, m in enumerate(per_topic):
+            rows = np.concatenate([rng.choice(np.flatnonzero(train_y == k), size=m, replace=False)
+                                   for k in np.unique(train_y)])
+            accuracy[i, j] = (fit(train_x[rows], train_y[rows]).predict(test_x) == test_y).mean()
+    return accuracy
+
+
+def test_label_curve(capsys):
+    """The right curve passes in either loop order; a placeholder is open; wrong ones are named in
+    tests/practice_wrong/lecture08.py."""
+    check = lecture08.check_label_curve
+
+    def sizes_outer(fit, train_x, train_y, test_x, test_y, per_topic, seeds):
+        rngs = [np.random.default_rng(seed) for seed in seeds]
+        out = np.zeros((len(per_topic), len(seeds)))
+        for i, m in enumerate(per_topic):
+            for j, rng in enumerate(rngs):
+                rows = np.concatenate([rng.permutation(np.flatnonzero(train_y == k))[:m] for k in range(3)])
+                out[i, j] = np.mean(fit(train_x[rows], train_y[rows]).predict(test_x) == test_y)
+        return out
+
+    assert said(capsys, check, label_curve).startswith("✓")
+    assert said(capsys, check, sizes_outer).startswith("✓")
+    assert said(capsys, check, lambda *args: None).startswith("○ not done yet")
+    assert "shape" in said(capsys, check, lambda *args: label_curve(*args)[0])
+
+
 def test_rows_past_training(capsys):
     check = lecture08.check_rows_past_training
     assert said(capsys, check, "a").startswith("✓")
