@@ -154,14 +154,54 @@ def test_paired_bootstrap(capsys):
     assert said(capsys, check, lambda *x: None, a, b).startswith("○ not done yet")
 
 
-def test_same_headlines(capsys):
-    check = lecture08.check_same_headlines
-    assert said(capsys, check, "c").startswith("✓")
-    assert said(capsys, check, " c ").startswith("✓")
-    assert "moves no mean" in said(capsys, check, "a")
-    assert "narrower here, not wider" in said(capsys, check, "b")
-    assert "should be one of 'a', 'b', 'c'" in said(capsys, check, "d")
-    assert said(capsys, check, None) == "○ not done yet: set answer to one of 'a', 'b', 'c' (section 6)"
+def test_unpaired_interval(capsys):
+    """The right answer follows the two models' own answers: wider when they agree on most items (the
+    headlines), narrower when they disagree on most."""
+    a, b = correlated_answers()
+    check = lecture08.check_unpaired_interval
+    paired, unpaired = (high - low for low, high in lecture08.bootstrap_intervals(a, b).values())
+    assert unpaired > 1.2 * paired
+    assert said(capsys, check, "wider", a, b).startswith("✓")
+    assert said(capsys, check, " wider ", a, b).startswith("✓")
+    assert "correlated" in said(capsys, check, "narrower", a, b)
+    assert "covariance" in said(capsys, check, "the same", a, b)
+    assert "centre" in said(capsys, check, "moved", a, b)
+    assert said(capsys, check, None, a, b) == ("○ not done yet: set prediction to one of 'moved', 'narrower', "
+                                               "'the same', 'wider' (section 6's paired bootstrap)")
+    opposed = ~a                                          # b right exactly where a is wrong: anti-correlated
+    assert said(capsys, check, "narrower", a, opposed).startswith("✓")
+    assert "disagree" in said(capsys, check, "wider", a, opposed)
+
+
+def label_curve(fit, train_x, train_y, test_x, test_y, per_topic, seeds):
+    accuracy = np.zeros((len(per_topic), len(seeds)))
+    for j, seed in enumerate(seeds):
+        rng = np.random.default_rng(seed)
+        for i, m in enumerate(per_topic):
+            rows = np.concatenate([rng.choice(np.flatnonzero(train_y == k), size=m, replace=False)
+                                   for k in np.unique(train_y)])
+            accuracy[i, j] = (fit(train_x[rows], train_y[rows]).predict(test_x) == test_y).mean()
+    return accuracy
+
+
+def test_label_curve(capsys):
+    """The right curve passes in either loop order; a placeholder is open; wrong ones are named in
+    tests/practice_wrong/lecture08.py."""
+    check = lecture08.check_label_curve
+
+    def sizes_outer(fit, train_x, train_y, test_x, test_y, per_topic, seeds):
+        rngs = [np.random.default_rng(seed) for seed in seeds]
+        out = np.zeros((len(per_topic), len(seeds)))
+        for i, m in enumerate(per_topic):
+            for j, rng in enumerate(rngs):
+                rows = np.concatenate([rng.permutation(np.flatnonzero(train_y == k))[:m] for k in range(3)])
+                out[i, j] = np.mean(fit(train_x[rows], train_y[rows]).predict(test_x) == test_y)
+        return out
+
+    assert said(capsys, check, label_curve).startswith("✓")
+    assert said(capsys, check, sizes_outer).startswith("✓")
+    assert said(capsys, check, lambda *args: None).startswith("○ not done yet")
+    assert "shape" in said(capsys, check, lambda *args: label_curve(*args)[0])
 
 
 def test_rows_past_training(capsys):

@@ -7,7 +7,8 @@ import numpy as np
 from . import attempt, check, choice, failed, passed, todo, unanswered
 
 __all__ = ["check_word_order", "check_train_probe", "check_cross_validate", "check_paired_bootstrap",
-           "check_same_headlines", "check_rows_past_training"]
+           "check_unpaired_interval", "check_rows_past_training", "check_label_curve",
+           "bootstrap_intervals"]
 
 
 @check
@@ -33,6 +34,92 @@ def check_word_order(same_for_baseline, same_for_probe, baseline_probabilities, 
                       "the encoder adds a position to every token before attention")
     return passed(f"the baseline's probabilities are equal, the probe's up to {gap_probe:.3f} apart: "
                   "the bag of words cannot see the order, the encoder can")
+
+
+class _Recorder:
+    """Stand-in data and model for :func:`check_label_curve`: a row's only feature is its id (training rows
+    0 to n - 1, test rows from 1000), so ``fit`` records which rows each model trained on, and a model trained
+    on ``n`` rows answers the first ``n // 2`` test rows right: its accuracy follows from its size alone."""
+
+    TEST = 1000
+
+    def __init__(self, topics: int = 3, per: int = 8, tests: int = 12, seed: int = 7):
+        rng = np.random.default_rng(seed)
+        self.train_y = rng.permutation(np.repeat(np.arange(topics), per))    # shuffled, each topic `per` times
+        self.train_x = np.arange(len(self.train_y), dtype=np.float64)[:, None]
+        self.test_y = np.arange(tests) % topics
+        self.test_x = (self.TEST + np.arange(tests, dtype=np.float64))[:, None]
+        self.fits: list[tuple[np.ndarray, np.ndarray]] = []
+        self.scored_training_rows = False
+
+    def fit(self, x, y):
+        ids = np.asarray(x, dtype=np.float64)[:, 0].astype(int)
+        self.fits.append((ids, np.asarray(y)))
+        recorder = self
+
+        class Model:
+            def predict(self, rows):
+                ids_asked = np.asarray(rows, dtype=np.float64)[:, 0].astype(int)
+                if (ids_asked < recorder.TEST).any():
+                    recorder.scored_training_rows = True
+                right = (ids_asked - recorder.TEST) < len(ids) // 2
+                truth = recorder.test_y[np.clip(ids_asked - recorder.TEST, 0, len(recorder.test_y) - 1)]
+                return np.where(right, truth, (truth + 1) % 3)
+        return Model()
+
+    def accuracy(self, n: int) -> float:
+        return min(n // 2, len(self.test_y)) / len(self.test_y)
+
+
+@check
+def check_label_curve(label_curve) -> bool:
+    """Write: ``label_curve(fit, train_x, train_y, test_x, test_y, per_topic, seeds)``, the test accuracy of a
+    model trained on ``m`` headlines of every topic, drawn without replacement, for each ``m`` and seed."""
+    where = "for each seed and m: m rows of every topic, drawn without replacement; fit; accuracy on the test rows"
+    data = _Recorder()
+    per_topic, seeds = (1, 2, 4), (0, 1, 2)
+    topics = len(np.unique(data.train_y))
+    ok, got = attempt(label_curve, data.fit, data.train_x, data.train_y, data.test_x, data.test_y, per_topic, seeds,
+                      where=where)
+    if not ok:
+        return False
+    got = np.asarray(got, dtype=np.float64)
+    if got.shape != (len(per_topic), len(seeds)):
+        return failed(f"expected one accuracy per size and seed, shape {(len(per_topic), len(seeds))}, got {got.shape}",
+                      "rows: sizes, columns: seeds")
+    if len(data.fits) != len(per_topic) * len(seeds):
+        return failed(f"fit was called {len(data.fits)} times, not once per size and seed "
+                      f"({len(per_topic) * len(seeds)})", where)
+    for ids, labels in data.fits:
+        if len(set(ids.tolist())) < len(ids):
+            return failed("a draw holds the same headline twice: rows drawn with replacement", "replace=False")
+        if not np.array_equal(labels, data.train_y[ids]):
+            return failed("the labels given to fit are not those of the rows drawn", "index features and labels alike")
+        counts = np.bincount(data.train_y[ids], minlength=topics)
+        if len(ids) in per_topic and len(ids) not in [m * topics for m in per_topic]:
+            return failed(f"a draw of {len(ids)} rows in all: m is the number per topic, not in all",
+                          "m rows of every topic")
+        if counts.min() != counts.max():
+            return failed(f"a draw of {len(ids)} rows holds the topics {counts.tolist()} times: not the same number "
+                          "of each topic", "m rows of every topic")
+    sizes = {}
+    for ids, _ in data.fits:
+        sizes.setdefault(len(ids), []).append(tuple(sorted(ids.tolist())))
+    if any(len(draws) > 1 and len(set(draws)) == 1 for draws in sizes.values()):
+        return failed("every seed draws the same headlines, so the spread over seeds is 0",
+                      "a generator made from each seed")
+    if data.scored_training_rows:
+        return failed("the models were scored on training rows; the curve is the accuracy on the test rows",
+                      "predict on test_x")
+    want = np.array([[data.accuracy(m * topics)] * len(seeds) for m in per_topic])
+    if np.allclose(got, want):
+        return passed(f"{len(data.fits)} draws of m rows of every topic, without replacement, each seed its own, "
+                      "scored on the test rows")
+    if np.allclose(got, want * len(data.test_y)):
+        return failed("these are counts of right answers, not a fraction of the test rows", "accuracy = right / rows")
+    if np.allclose(got, want.T):
+        return failed("rows and columns are swapped: one row per size, one column per seed", "rows: sizes")
+    return failed("the draws are right but the accuracies are not", "accuracy = the mean of predict(test_x) == test_y")
 
 
 def _softmax(score, axis):
@@ -217,16 +304,39 @@ def check_paired_bootstrap(my_paired_bootstrap, right_a, right_b, resamples: int
     return failed(f"interval [{low:.2f}, {high:.2f}], expected about [{ref_low:.2f}, {ref_high:.2f}]", where)
 
 
+def bootstrap_intervals(right_a, right_b, resamples: int = 10_000, seed: int = 0) -> dict:
+    """The 95 % bootstrap interval of a's accuracy minus b's, in points, two ways: ``"paired"`` (the same items
+    for both models in every draw, :func:`course_lib.topic_runs.paired_bootstrap`) and ``"unpaired"`` (each
+    model's items drawn separately). Returns ``{"paired": (low, high), "unpaired": (low, high)}``."""
+    from ..topic_runs import paired_bootstrap
+
+    _, low, high = paired_bootstrap(right_a, right_b, resamples=resamples, seed=seed)
+    unpaired = np.quantile(_bootstrap(right_a, right_b, resamples, seed, "unpaired"), [0.025, 0.975])
+    return {"paired": (low, high), "unpaired": (float(unpaired[0]), float(unpaired[1]))}
+
+
 @check
-def check_same_headlines(answer) -> bool:
-    """Quiz: why the bootstrap of section 6 draws the same test headlines for both models."""
-    return choice(answer, "c", {
-        "a": "drawing the two models' headlines apart moves no mean: both ways centre on the same difference; "
-             "what changes is the width of the interval",
-        "b": "pairing makes the interval narrower here, not wider: the two models are right on mostly the same "
-             "headlines, and that shared part drops out of each headline's difference",
-    }, "each draw keeps a headline's two answers together, so what is hard for both drops out of the difference; "
-       "drawn apart, that shared difficulty becomes noise and widens the interval", where="section 6")
+def check_unpaired_interval(prediction, right_a, right_b) -> bool:
+    """Predict (section 6): drawn unpaired (each model's headlines separately), is the 95 % interval of the
+    difference wider, narrower, the same, or moved? Decided on the two models' own answers."""
+    paired, unpaired = (high - low for low, high in bootstrap_intervals(right_a, right_b).values())
+    a, b = np.asarray(right_a, dtype=np.float64), np.asarray(right_b, dtype=np.float64)
+    share = float((a == b).mean())
+    truth = "wider" if unpaired > 1.02 * paired else "narrower" if unpaired < paired / 1.02 else "the same"
+    wrong = {
+        "wider": "the two models disagree on most headlines here, so pairing keeps little that they share",
+        "narrower": f"the two models give the same verdict on {share:.0%} of the headlines: their answers are "
+                    "correlated, and a draw that keeps a headline's two answers together cancels what they share",
+        "the same": "the spread of a difference is Var a + Var b - 2 Cov(a, b); unpaired draws lose the covariance "
+                    "term, so the width changes, not only the bookkeeping",
+        "moved": "both ways of drawing centre on the same observed difference (a's accuracy minus b's); only the "
+                 "spread of the draws changes",
+    }
+    wrong.pop(truth)
+    return choice(prediction, truth, wrong,
+                  f"unpaired, the interval is {unpaired:.1f} points wide, paired {paired:.1f}: the two models give "
+                  f"the same verdict on {share:.0%} of the headlines, and only paired draws let that shared part "
+                  "cancel", where="section 6's paired bootstrap", name="prediction")
 
 
 @check

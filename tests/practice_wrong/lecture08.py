@@ -88,6 +88,27 @@ def _bootstrap(kind):
     return lambda: ((my_paired_bootstrap, *_answers()), {})
 
 
+def _curve(kind):
+    def label_curve(fit, train_x, train_y, test_x, test_y, per_topic, seeds):
+        accuracy = np.zeros((len(per_topic), len(seeds)))
+        for j, seed in enumerate(seeds):
+            rng = np.random.default_rng(0 if kind == "one seed" else seed)
+            for i, m in enumerate(per_topic):
+                if kind == "in all":
+                    rows = rng.choice(len(train_y), size=m, replace=False)
+                elif kind == "unstratified":
+                    rows = rng.choice(len(train_y), size=m * len(np.unique(train_y)), replace=False)
+                else:
+                    rows = np.concatenate([rng.choice(np.flatnonzero(train_y == k), size=m,
+                                                      replace=kind == "replacement") for k in np.unique(train_y)])
+                model = fit(train_x[rows], train_y[rows])
+                scored_x, scored_y = (train_x[rows], train_y[rows]) if kind == "training" else (test_x, test_y)
+                right = (model.predict(scored_x) == scored_y)
+                accuracy[i, j] = right.sum() if kind == "count" else right.mean()
+        return accuracy.T if kind == "transposed" else accuracy
+    return (label_curve,)
+
+
 WRONG = {
     "check_word_order": [
         Wrong("the baseline sees the order", (False, False, _bag, _ordered, PAIR), word="forgets their order"),
@@ -115,11 +136,20 @@ WRONG = {
         Wrong("a fraction, not points", _bootstrap("fraction"), word="fraction"),
         Wrong("b minus a", _bootstrap("reversed"), word="reversed"),
     ],
-    "check_same_headlines": [
-        Wrong("pairing to fix the mean", ("a",), word="moves no mean"),
-        Wrong("pairing to widen the interval", ("b",), word="narrower here, not wider"),
-        Wrong("not an option", ("d",), word="should be one of"),
-        Wrong("an upper-case letter", ("C",), word="should be one of"),
+    "check_unpaired_interval": [
+        Wrong("pairing thought to widen the interval", lambda: (("narrower", *_answers()), {}), word="correlated"),
+        Wrong("pairing thought to be bookkeeping", lambda: (("the same", *_answers()), {}), word="covariance"),
+        Wrong("unpaired draws thought to move the centre", lambda: (("moved", *_answers()), {}), word="centre"),
+        Wrong("not an option", lambda: (("wide", *_answers()), {}), word="should be one of"),
+    ],
+    "check_label_curve": [
+        Wrong("rows drawn with replacement", _curve("replacement"), word="replacement"),
+        Wrong("m rows in all, not per topic", _curve("in all"), word="per topic"),
+        Wrong("m times the topics, drawn from every row", _curve("unstratified"), word="same number of each topic"),
+        Wrong("one generator for every seed", _curve("one seed"), word="every seed draws the same"),
+        Wrong("scored on the training rows", _curve("training"), word="training rows"),
+        Wrong("counts, not accuracies", _curve("count"), word="counts"),
+        Wrong("sizes and seeds swapped", _curve("transposed"), word="swapped"),
     ],
     "check_rows_past_training": [
         Wrong("rows by a rotation, as sinusoids", ("b",), word="not a formula"),
