@@ -175,6 +175,53 @@ def test_a_number_only_prose_states_is_found():
     assert len(unprinted_numbers(planted)) == 1                     # a constant needs its source
 
 
+# --- every stored figure speaks -----------------------------------------------------------------------------
+# JupyterLab reads no alt text from an output's metadata (issue 50): a figure a cell draws says something to a
+# screen reader only through the caption displayed right after it (course_lib.announce.caption_bundle, a
+# plot helper's description, or the cell's own caption(...) call).
+
+def silent_figures(nb) -> list[str]:
+    """``"cell N"`` for every stored image output not followed at once by a ``Figure: ...`` caption."""
+    found = []
+    for i, cell in enumerate(nb.cells):
+        outputs = cell.get("outputs", []) if cell.cell_type == "code" else []
+        for k, out in enumerate(outputs):
+            if "image/png" not in out.get("data", {}) and "image/svg+xml" not in out.get("data", {}):
+                continue
+            after = outputs[k + 1] if k + 1 < len(outputs) else {}
+            said = "".join(after.get("data", {}).get("text/plain", "")) if after.get("output_type") == \
+                "display_data" else ""
+            if not said.startswith("Figure: ") or "role=\"note\"" not in "".join(after["data"].get("text/html", "")):
+                found.append(f"cell {i}: a figure with no caption after it")
+        found += [f"cell {i}: a caption echoed as the cell's result (read twice)" for out in outputs
+                  if out.get("output_type") == "execute_result"
+                  and "".join(out.get("data", {}).get("text/plain", "")).lstrip("'\"").startswith("Figure: ")]
+    return found
+
+
+@pytest.mark.parametrize("path", LECTURES + [EXERCISE], ids=IDS + ["07"])
+def test_every_stored_figure_speaks(path):
+    assert not (found := silent_figures(read(path))), f"{path.name}:\n" + "\n".join(found)
+
+
+def test_a_figure_without_its_caption_is_found():
+    """Planted: a figure whose caption is missing, or printed instead of displayed (no role for a reader)."""
+    from course_lib.announce import caption_bundle
+
+    figure = nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0K", "text/plain": "<Figure>"})
+    said = nbformat.v4.new_output("display_data", data=caption_bundle("a map of 2 queries by 2 keys"))
+    printed = nbformat.v4.new_output("stream", text="Figure: a map of 2 queries by 2 keys\n")
+    cell = nbformat.v4.new_code_cell("plt.show()")
+    cell.outputs = [figure, said]
+    assert silent_figures(_nb(cell)) == []
+    for outputs in ([figure], [figure, printed], [said, figure]):
+        cell.outputs = outputs
+        assert silent_figures(_nb(cell)) == ["cell 0: a figure with no caption after it"]
+    echoed = nbformat.v4.new_output("execute_result", data={"text/plain": "'Figure: a map'"}, execution_count=1)
+    cell.outputs = [figure, said, echoed]
+    assert silent_figures(_nb(cell)) == ["cell 0: a caption echoed as the cell's result (read twice)"]
+
+
 # --- no answer above its item -------------------------------------------------------------------------------
 
 HINT = re.compile(r"^\s*(?:\*\*|_)?hint\b.*$", re.I | re.M)

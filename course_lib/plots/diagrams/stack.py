@@ -13,6 +13,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 
 from ...errors import check_int
+from ..describe import describe
 from ..style import COLORS, QKV, styled
 from .canvas import Canvas
 
@@ -193,4 +194,8 @@ def draw_norm_placements(num_layers: int = 6):
                  "Pre-LN normalises the sublayer's input,\nx ← x + Sublayer(LayerNorm(x)),\n"
                  "and needs a final LayerNorm.", ha="center", va="center", fontsize=9, color=COLORS["note"],
                  linespacing=1.35)
+    describe(axes[0], f"Two encoder stacks of {num_layers} layers on one scale. Post-LN (the paper), left: "
+             "x becomes LayerNorm(x + Sublayer(x)) after each of the two sublayers, no final LayerNorm. Pre-LN, right: "
+             "x becomes x + Sublayer(LayerNorm(x)), the norm on the sublayer's input, and a final LayerNorm after the "
+             "stack")
     return fig, axes
