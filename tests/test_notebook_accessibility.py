@@ -7,7 +7,7 @@ notebook's markdown (``[text](url)``, ``<https://...>``, ``<a>``, and a URL writ
 the site turns into a link named by itself) must have a name that is neither, and every <summary> must
 be unique in its notebook. The rules and the rewrite that mends what they find are
 tools/name_links.py's (``python tools/name_links.py NOTEBOOK...``). Run alone:
-``python -m pytest tests/test_notebook_accessibility.py``.
+``python -m pytest -m notebook_text`` (or this file).
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import re
 from pathlib import Path
 
 import pytest
+
+pytestmark = pytest.mark.notebook_text
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")) + [
