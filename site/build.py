@@ -81,7 +81,7 @@ def open_cell(path: str) -> dict:
     if hub and repo:
         text += f' &middot; <a href="{nbgitpuller_link(hub, repo, path)}">on the class JupyterHub</a>'
     up = "../" * path.count("/")                        # the page sits where the notebook does
-    text += f' &middot; <a href="{up}open.html">how</a></div>'
+    text += f' &middot; <a href="{up}open.html">how to open a notebook</a></div>'
     return {"cell_type": "markdown", "metadata": {}, "source": text, "id": "course-open"}
 
 

@@ -23,7 +23,7 @@ def test_a_page_per_notebook(site):
     for nb in [*site_build.lectures(), SOURCE]:
         rel = nb.relative_to(ROOT).with_suffix(".html")
         assert (site / rel).is_file(), f"no page for {nb.relative_to(ROOT)}"
-        how = re.search(r'href="([^"]*open\.html)">how<', (site / rel).read_text())
+        how = re.search(r'href="([^"]*open\.html)">how to open a notebook<', (site / rel).read_text())
         assert how and ((site / rel).parent / how.group(1)).resolve().is_file(), f"{rel}: its 'how' link is broken"
     for page in ("index.html", "api.html", "open.html", "search.html", "docs/instructors.html"):
         assert (site / page).is_file(), page
