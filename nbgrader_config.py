@@ -67,6 +67,7 @@ try:                                      # the grader's package: an instructor'
         switch_off_plain_actions,
     )
     from course_grader.late import SettleLatePenalty  # noqa: E402
+    from course_grader.lms_in import switch_off_zip_collect  # noqa: E402
     from course_grader.recording import SanitizeStudentCells  # noqa: E402
 except ImportError:                       # a student's JupyterLab (Validate) needs none of this
     TEMPLATES = None
@@ -79,6 +80,12 @@ if TEMPLATES is not None:
     # The formgrader's Autograde and Collect buttons would run plain nbgrader (unsandboxed, a folder taken on
     # the student's word): they answer with the sandboxed command to run instead (course_grader/formgrade.py).
     switch_off_plain_actions()
+    # An LMS download enters by `python -m course_grader lms-collect` alone: nbgrader's zip_collect unpacks
+    # archives a student uploaded and matches names on the whole path (course_grader/lms_in.py).
+    switch_off_zip_collect()
+    # `nbgrader collect` on the command line is the server-side collect too: a folder in the exchange is
+    # taken only from the account it names, at the server's time, copied by descriptor (course_grader/collect.py).
+    c.ExchangeFactory.collect = "course_grader.collect.ServerCollect"
     c.Autograde.permissions = 600            # autograded notebooks: the instructor's alone (nbgrader: 444)
     from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
     from nbgrader.preprocessors import GetGrades  # noqa: E402

@@ -189,7 +189,7 @@ class SandboxAutogradeApp(AutogradeApp):
             sys.exit(1)
         restored = restore_times(self.coursedir.root, self.coursedir.assignment_id)
         if restored:
-            self.log.info("timestamp.txt written again from lms-times' record (zip_collect --force deletes them): "
+            self.log.info("timestamp.txt written again from lms-times' record (lms-collect --force deletes them): "
                           "%s", ", ".join(restored))
         stale = stale_times(self.coursedir.root, self.coursedir.assignment_id)
         if stale:

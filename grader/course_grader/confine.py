@@ -2,7 +2,8 @@
 
 Loaded by the zygote by file path (standard library only). The sandbox's namespaces and file-system
 view are bubblewrap's (:func:`course_grader.sandbox.bwrap_argv`); what is left here is per part:
-:func:`own_proc` (a ``/proc`` of the PID namespace its zygote made for its parts),
+:func:`own_mounts` (a mount namespace of the part's own: a ``/proc`` of the PID namespace its zygote made
+for its parts, a ``/tmp`` that is a tmpfs of its own, every other mount of the view read-only),
 :func:`limit` (rlimits), :func:`drop` (another uid as root, every capability dropped for good, then
 no_new_privs and not dumpable), :func:`die_with_parent`, :func:`kill_group` and :func:`end_orphans`
 (the zygote is its parts' subreaper).
@@ -19,7 +20,8 @@ import time
 PR_SET_PDEATHSIG, PR_GET_DUMPABLE, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 3, 4, 36, 38
 PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
 CLONE_NEWNS, CLONE_NEWPID = 0x00020000, 0x20000000
-MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 0x4000, 1 << 18
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND = 1, 2, 4, 8, 32, 4096
+MS_REC, MS_PRIVATE = 0x4000, 1 << 18
 CAP_SETPCAP, CAP_SYS_ADMIN = 8, 21
 #: what the zygote keeps beyond a part's needs, to give its parts a PID namespace and each a /proc
 #: (bubblewrap's ``--cap-add``; the mother drops them before it judges, each part before its cell runs)
@@ -48,17 +50,36 @@ def setns(fd: int, nstype: int) -> None:
     _check(_libc.setns(fd, nstype), f"setns({nstype:#x})")
 
 
-def own_proc() -> None:
-    """In a part process that is in its zygote's parts' PID namespace: a mount namespace of its own (nothing
-    propagates back), and a fresh ``/proc`` of that PID namespace over bubblewrap's that lists only the
-    processes it may ptrace (``hidepid=4``; before Linux 5.8 ``hidepid=2``, the same for a part whose gid
-    is not 0): itself, as its init is not dumpable."""
+def own_mounts(proc: bool, tmp: dict | None) -> None:
+    """In a part process, before it drops its capabilities: a mount namespace of its own (propagation
+    private: nothing goes back to its zygote), and in it
+
+    - with ``proc`` (the part is in its zygote's parts' PID namespace), a fresh ``/proc`` of that PID
+      namespace over bubblewrap's, listing only the processes it may ptrace (``hidepid=4``; before Linux
+      5.8 ``hidepid=2``, the same for a part whose gid is not 0): itself, as its init is not dumpable;
+    - with ``tmp`` (``{"mb", "inodes", "uid", "gid"}``), a tmpfs of its own on ``/tmp`` (mode 0700, the
+      part's), at most ``mb`` MiB and ``inodes`` files and folders; then the view's root and ``/dev``
+      made read-only (``/dev/null`` and the other devices are mounts of their own, untouched). The only
+      place the part can write is that tmpfs, which no other part sees, and which the kernel removes
+      with this mount namespace when the part ends: nothing it made there can stop that or outlive it.
+    """
     unshare(CLONE_NEWNS)
     _check(_libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "mount(/, MS_PRIVATE)")
-    for hide in (b"hidepid=4", b"hidepid=2"):                    # "ptraceable" (Linux 5.8), else "invisible"
-        if _libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, hide) == 0:
-            return
-    _check(-1, "mount(proc, /proc)")
+    if proc:
+        for hide in (b"hidepid=4", b"hidepid=2"):                # "ptraceable" (Linux 5.8), else "invisible"
+            if _libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, hide) == 0:
+                break
+        else:
+            _check(-1, "mount(proc, /proc)")
+    if tmp is None:
+        return
+    options = (f"size={int(tmp['mb'])}m,nr_inodes={int(tmp['inodes'])},mode=0700,"
+               f"uid={int(tmp['uid'])},gid={int(tmp['gid'])}")
+    _check(_libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options.encode()),
+           "mount(tmpfs, /tmp)")
+    for path in (b"/", b"/dev"):                                 # the view's own tmpfs mounts: read-only now
+        _check(_libc.mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, None),
+               f"mount({path.decode()}, MS_RDONLY)")
 
 
 class _CapHeader(ctypes.Structure):

@@ -1,6 +1,6 @@
 """The LMS round trip with no hand work: submission times in, a score table, feedback files out.
 
-Command line (from the course root, after ``zip_collect`` or the exchange put the submissions in
+Command line (from the course root, after ``lms-collect`` or the exchange put the submissions in
 ``submitted/``)::
 
     python -m course_grader lms-times 07_exercise EXPORT [--timezone Europe/Berlin]
@@ -15,7 +15,7 @@ Command line (from the course root, after ``zip_collect`` or the exchange put th
   worksheet*): a CSV with the columns ``Identifier`` ("Participant 1001"), ``Full name`` and ``Last
   modified (submission)`` ("Friday, 5 December 2026, 1:30 AM", in the timezone of the Moodle account
   that downloaded it: ``--timezone``; "-" when nothing was submitted). The participant number is the
-  student id that ``zip_collect``'s pattern takes from Moodle's file names.
+  student id that ``lms-collect`` takes from Moodle's file names.
 * Canvas's submissions, as its REST API lists them (``GET /api/v1/courses/:course/assignments/
   :assignment/submissions``, saved as JSON): objects with ``user_id`` and ``submitted_at`` (ISO 8601,
   UTC). The user id is the number in Canvas's download file names.
@@ -223,9 +223,9 @@ def _times_file(root: str, assignment: str) -> str:
 
 
 def _keep_times(root: str, assignment: str, written: dict[str, dict]) -> None:
-    """The times written, kept in ``lms_times_<assignment>.json`` too: ``nbgrader zip_collect --force``
-    deletes every ``timestamp.txt``, and :func:`restore_times` writes them again from it (for the same
-    notebook only)."""
+    """The times written, kept in ``lms_times_<assignment>.json`` too: ``lms-collect --force`` replaces a
+    student's folder whole, ``timestamp.txt`` included, and :func:`restore_times` writes them again from
+    it (for the same notebook only)."""
     kept = kept_times(root, assignment)
     kept.update(written)
     with open(_times_file(root, assignment), "w", encoding="utf-8") as f:
@@ -256,7 +256,7 @@ def time_for(root: str, assignment: str, student: str, kept: dict[str, dict]) ->
 
 
 def restore_times(root: str, assignment: str) -> list[str]:
-    """Write again the ``timestamp.txt`` that ``lms-times`` wrote and ``zip_collect --force`` deleted (the
+    """Write again the ``timestamp.txt`` that ``lms-times`` wrote and ``lms-collect --force`` deleted (the
     autograder calls it before grading, so no late penalty silently disappears), only where the notebook
     is the one the time was taken for; returns the students."""
     restored = []

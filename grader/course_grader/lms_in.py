@@ -258,3 +258,22 @@ def main(argv: list) -> int:
     for line in lines:
         print(line)
     return 0
+
+
+#: what ``nbgrader zip_collect`` answers in this course: the route in is :func:`main` alone
+ZIP_COLLECT_OFF = ("nbgrader zip_collect is switched off for this course: it unpacks archives a student uploaded "
+                   "and matches names on the whole path. Run `python -m course_grader lms-collect ASSIGNMENT "
+                   "--lms moodle|canvas` (docs/instructors.md).")
+
+
+def switch_off_zip_collect() -> None:
+    """``nbgrader zip_collect`` (nbgrader_config.py calls this) logs :data:`ZIP_COLLECT_OFF` and exits 1,
+    writing nothing: an LMS download enters by ``lms-collect`` only."""
+    from nbgrader.apps.zipcollectapp import ZipCollectApp
+
+    def refuse(self):
+        self.log.error(ZIP_COLLECT_OFF)
+        self.exit(1)
+    refuse.switched_off = True
+    if not getattr(ZipCollectApp.start, "switched_off", False):
+        ZipCollectApp.start = refuse

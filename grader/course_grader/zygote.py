@@ -16,12 +16,13 @@ bubblewrap's view, :func:`course_grader.sandbox.bwrap_argv`, which also made its
 2. for every request (a part's source, the references of its dependencies, its cases) it forks the
    part process, in the PID namespace of the zygote's parts where it may make one (at its start,
    :meth:`Zygote._pid_namespace`: an init that does nothing is its PID 1; the parts run one after the
-   other, so a part finds no other process there): its own session, a ``/tmp`` directory of its own
-   as its working directory, a ``/proc`` of that namespace, rlimits, another uid (as root), no
+   other, so a part finds no other process there): its own session, a mount namespace of its own
+   (:func:`confine.own_mounts`) with a ``/proc`` of that namespace and a ``/tmp`` that is a tmpfs of
+   its own, its working directory (the rest of the view read-only), rlimits, another uid (as root), no
    capability, no_new_privs, the dependencies' references, Landlock, seccomp, the guard armed, then
    the student's cell and the cases; at the deadline the zygote kills it, its process group and
-   whatever it left (:func:`confine.end_orphans`: the zygote's children and its init's), and removes
-   its directory;
+   whatever it left (:func:`confine.end_orphans`: the zygote's children and its init's); its /tmp goes
+   with its mount namespace, so the zygote removes nothing a part made;
 3. the answer to the grader: what the part wrote (raw, parsed by the grader), the reason the guard
    gave if any, how the process ended, whether anything of it survived it, and whether it left
    more in its directory than a part may.
@@ -35,6 +36,9 @@ import signal
 import sys
 import time
 
+PRIVATE_TMP = "/tmp"                    # a part's own tmpfs, in its own mount namespace
+TMP_INODES = 4096                       # files and folders a part may make there
+
 
 class Zygote:
     def __init__(self, cfg: dict, libs: dict):
@@ -43,7 +47,7 @@ class Zygote:
         self.seccomp, self.guard, self.landlock = libs["seccomp"], libs["guard"], libs["landlock"]
         self.warmup = libs["warmup"]
         self.sock, self.pid, self.cases = cfg["fd"], os.getpid(), {}
-        self.made = 0                   # parts run: each gets /tmp/part-<zygote pid>-<made>
+        self.made = 0                   # parts run (without a mount namespace each: /tmp/part-<zygote pid>-<made>)
         self.init, self.pidns_off = None, "no namespaces at this level"    # PID 1 of our parts' namespace
 
     def start(self, warm: tuple | None = None) -> dict:
@@ -96,7 +100,9 @@ class Zygote:
         return cases
 
     def _tmp(self, req: dict) -> str:
-        """The part's own directory in bubblewrap's /tmp (Landlock lets it write there only), its uid's."""
+        """Where the zygote may not make mount namespaces (no CAP_SYS_ADMIN: a setuid bubblewrap), or with
+        the defence removed (tests): the part's own directory in bubblewrap's shared /tmp (Landlock lets
+        it write there only), its uid's, which the zygote measures and removes after the part."""
         self.made += 1
         path = f"/tmp/part-{os.getpid()}-{self.made}"
         os.mkdir(path, 0o700)
@@ -109,16 +115,19 @@ class Zygote:
         start = time.monotonic()
         members = self._members(req, arrays)
         own_pidns = self.init is not None and req.get("layers", {}).get("pidns", True)
+        own_tmp = self.init is not None and req.get("layers", {}).get("tmpfs", True)    # a tmpfs of its own
         if self.init is not None and not own_pidns:                  # the defence removed (tests only)
             self.confine.setns(self.namespaces[0], self.confine.CLONE_NEWPID)
         try:
             r, w = os.pipe()                                     # the part's results (fd 4 there)
             tr, tw = os.pipe()                                   # the guard's reason (fd 3 there)
             er, ew = os.pipe()                                   # set-up errors, closed before student code
-            tmp = self._tmp(req) if self.level in ("root", "userns") else None
+            tmp = None
+            if self.level in ("root", "userns"):
+                tmp = PRIVATE_TMP if own_tmp else self._tmp(req)
             pid = os.fork()
             if pid == 0:
-                part_process(self, req, members, (w, tw, ew), arrays, tmp, own_pidns)   # never returns
+                part_process(self, req, members, (w, tw, ew), arrays, tmp, own_pidns, own_tmp)   # never returns
         finally:
             if self.init is not None and not own_pidns:
                 self.confine.setns(self.namespaces[1], self.confine.CLONE_NEWPID)
@@ -126,12 +135,11 @@ class Zygote:
             os.close(fd)
         bufs, timed_out, status = _watch_part(pid, (r, tr, er), req["timeout"], self.confine.kill_group)
         survivors = self.confine.end_orphans(time.monotonic() + 3.0, self.init)   # ours and our init's
-        tmp_bytes = 0
-        if tmp is not None:             # the part's /tmp size: what it left there (one file: RLIMIT_FSIZE)
-            tmp_bytes = _bytes_under(tmp)
-            shutil.rmtree(tmp, ignore_errors=True)
+        tmp_over = False
+        if tmp is not None and not own_tmp:     # a directory of the shared /tmp: what it left, then removed
+            tmp_over = _remove_left(tmp, req["tmp_mb"] << 20)
         reply = {"timed_out": timed_out, "wait_status": status, "survivors": survivors,
-                 "tmp_over": tmp_bytes > req["tmp_mb"] << 20,
+                 "tmp_over": tmp_over,
                  "tattle": bufs[tr].decode("utf-8", "replace")[:300],
                  "setup_error": bufs[er].decode("utf-8", "replace")[:1000],
                  "seconds": time.monotonic() - start,
@@ -174,6 +182,18 @@ def _init(confine) -> None:
             signal.pause()
     finally:
         os._exit(0)
+
+
+def _remove_left(top: str, limit: int) -> bool:
+    """Whether the part left more than ``limit`` bytes in its directory ``top`` of the shared /tmp, or
+    something the zygote could not measure or remove (a tree deeper than Python recurses, a folder of
+    mode 000 at ``userns``): then the part fails; the zygote goes on serving either way."""
+    try:
+        over = _bytes_under(top) > limit
+        shutil.rmtree(top)
+        return over
+    except (OSError, RecursionError):
+        return True
 
 
 def _bytes_under(top: str) -> int:
@@ -241,7 +261,7 @@ def _bigger_pipe(fd: int) -> None:
 
 
 def part_process(z: Zygote, req: dict, members: list, fds: tuple, arrays: list, tmp: str | None,
-                 own_pidns: bool = False) -> None:
+                 own_pidns: bool = False, own_tmp: bool = False) -> None:
     """The part process S: confinement, the references of the dependencies, then the cell and the cases
     (of each member of a group of parts that depend on no reference, one after the other)."""
     w, tw, ew = fds
@@ -250,10 +270,10 @@ def part_process(z: Zygote, req: dict, members: list, fds: tuple, arrays: list, 
         z.confine.die_with_parent(z.pid, outside=own_pidns)
         os.setsid()                                              # no controlling terminal, its own session
         ew = _descriptors(w, tw, ew)
+        if own_pidns or own_tmp:                                 # its /proc and /tmp, before Landlock
+            z.confine.own_mounts(own_pidns, _tmpfs(z.level, req) if own_tmp else None)
         os.chdir(tmp or "/")
-        if own_pidns:
-            z.confine.own_proc()                                 # its namespace's /proc, before Landlock
-        max_file_mb = min(req["max_file_mb"], req["tmp_mb"]) if tmp else req["max_file_mb"]   # /tmp is shared
+        max_file_mb = min(req["max_file_mb"], req["tmp_mb"]) if tmp else req["max_file_mb"]
         z.confine.limit(req["memory_mb"], req["cpu_seconds"], max_file_mb, req.get("nproc", 1))
         z.confine.drop(z.level, req["uid"], req["gid"])
         deps = z.guard.load_dependencies(f"_references_{os.getpid()}", req["deps"], req["exports"], arrays)
@@ -284,6 +304,13 @@ def part_process(z: Zygote, req: dict, members: list, fds: tuple, arrays: list, 
             traceback.print_exc()
     finally:
         os._exit(1)
+
+
+def _tmpfs(level: str, req: dict) -> dict:
+    """The part's own tmpfs: its size, how many files and folders it may hold, its owner (the part's uid
+    as root; at ``userns`` the part keeps the zygote's)."""
+    uid, gid = (req["uid"], req["gid"]) if level == "root" else (os.getuid(), os.getgid())
+    return {"mb": req["tmp_mb"], "inodes": req.get("tmp_inodes", TMP_INODES), "uid": uid, "gid": gid}
 
 
 def _descriptors(w: int, tw: int, ew: int) -> int:

@@ -1,4 +1,5 @@
-"""What the fuzzers (tests/grading/test_fuzz_*.py) check: their promises, written once."""
+"""What the fuzzers (tests/grading/test_fuzz_*.py) check: their promises, written once, and the pieces of
+a hostile answer every route's fuzzer hands in."""
 
 from __future__ import annotations
 
@@ -94,3 +95,80 @@ def loads_or_restyles(page: str) -> list[str]:
     parser.feed(page)
     parser.close()
     return parser.found
+
+
+#: issue 48 items 5, 6: what restyles the page or loads from elsewhere (not active, but as harmful to a TA)
+RESTYLING = ["<style>.not-attempted{display:none}</style><p>all 8 parts passed, 20 of 20</p>",
+             "<STYLE>@import url(https://x.org/a.css);</STYLE>", "<style>body{background:url(//x.org/t.png)}</style>",
+             '<div style="position:fixed;top:0;left:0;width:100%;background:white;z-index:9">20 of 20</div>',
+             '<span style="color:green; display : none">x</span>', '<p style="margin-top:-500px">up</p>',
+             "![logo](https://x.org/a.png)", "![t](//x.org/t.gif)", '<img src="http://x.org/a.png" alt=a>',
+             '<img srcset="https://x.org/a.png 2x">', '<video poster="https://x.org/p.png"></video>',
+             '<table background="https://x.org/b.png"><tr><td>x</td></tr></table>',
+             '<link rel="stylesheet" href="https://x.org/a.css">', '<svg><rect fill="url(https://x.org/p#a)"/></svg>',
+             '<svg><image href="https://x.org/a.png"/></svg>',
+             '<input type="image" src="https://x.org/a.png">', '<p style="font-family:x;src:url(https://x.org/f)">f</p>']
+
+
+def answer_notebook(marker: str, answer: str = "") -> dict:
+    """A submission as JSON: a written answer (an nbgrader solution cell, ``answer`` after ``marker``) and
+    a code cell whose HTML output is ``answer`` too (what the student printed)."""
+    return {"cells": [
+        {"cell_type": "markdown", "id": "a1", "source": f"{marker} {answer}".strip(),
+         "metadata": {"nbgrader": {"grade_id": "answer", "solution": True, "grade": True, "points": 1,
+                                   "locked": False, "schema_version": 3}}},
+        {"cell_type": "code", "id": "c1", "execution_count": 1, "metadata": {}, "source": "show()",
+         "outputs": [{"output_type": "display_data", "metadata": {}, "data": {"text/html": answer or marker}}]}],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+
+
+def pages_of(nb) -> list[str]:
+    """What a notebook the notebook gate admitted becomes on the instructor's screens, cheaply (no exporter):
+    the formgrader's view of each cell the student wrote (the autograded notebook's cells after
+    :class:`course_grader.recording.SanitizeStudentCells`, rendered by nbconvert's markdown renderer), and
+    the feedback page of those, cleaned whole (:func:`course_grader.html_out.clean_page`)."""
+    import copy
+
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+    from course_grader.html_out import clean_page
+    from course_grader.recording import SanitizeStudentCells
+    nb = copy.deepcopy(nb)
+    SanitizeStudentCells().preprocess(nb, {})
+    views = []
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            views.append(markdown2html_mistune(cell.source))
+        views += [str(o.get("data", {}).get("text/html", "")) for o in cell.get("outputs", [])]
+    return views + [clean_page(f"<!DOCTYPE html><html><head><title>f</title></head><body>{''.join(views)}"
+                               "</body></html>")]
+
+
+def after_the_gates(submitted, assignment: str, notebook: str, honest: dict[str, str], foreign: str) -> None:
+    """The promises of every route once its gate has run (``submitted``: the course's ``submitted/``):
+    every notebook there passes the notebook gate the grader runs first (:func:`course_grader.notebook_in.
+    admit_file`) or is refused for its student alone; every honest student's (``honest``: {id: the text
+    of their answer}) is admitted whole, their answer cell still nbgrader's, with nothing of ``foreign``
+    (the attacker's text) in it; no student's notebook holds another honest student's text; and no page
+    made of an admitted notebook loads anything or restyles the page."""
+    import os
+
+    import nbformat
+
+    from course_grader import files_in, notebook_in
+    for student in sorted(os.listdir(submitted)):
+        path = os.path.join(submitted, student, assignment, f"{notebook}.ipynb")
+        try:
+            notebook_in.admit_file(path, str(submitted))
+        except (files_in.Refused, ValueError, OSError):
+            assert student not in honest, f"{student}'s notebook refused"
+            continue
+        nb = nbformat.read(path, as_version=4)
+        text = nbformat.writes(nb)
+        if student in honest:
+            cell = nb.cells[0]
+            assert cell.source == honest[student] and cell.metadata["nbgrader"]["grade_id"] == "answer", student
+            assert foreign not in text, student
+        assert not any(mark in text for who, mark in honest.items() if who != student), student
+        for page in pages_of(nb):
+            assert active_html(page) == [] and loads_or_restyles(page) == [], (student, page[:300])

@@ -113,3 +113,26 @@ def test_the_formgraders_plain_autograde_and_collect_name_the_sandboxed_commands
     assert answer["success"] is False and "python -m course_grader autograde" in answer["error"]
     answer = NbGraderAPI.collect(None, ASSIGNMENT)
     assert answer["success"] is False and "python -m course_grader collect" in answer["error"]
+
+
+def test_nbgraders_own_collect_commands_go_through_the_course_s_gates(tmp_path, monkeypatch):
+    """Issue 48 item 2, one route in: with the course's nbgrader_config.py, ``nbgrader collect`` is the
+    server-side collect (course_grader.collect.ServerCollect), and ``nbgrader zip_collect`` names
+    ``lms-collect`` and exits 1 before it unpacks anything (it would unpack an archive a student uploaded
+    and hand a file named as another participant's to them)."""
+    from nbgrader.apps.zipcollectapp import ZipCollectApp
+    from nbgrader.exchange import ExchangeFactory
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from course_grader.collect import ServerCollect
+    from course_grader.lms_in import ZIP_COLLECT_OFF
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(REPO)).load_config()
+    assert ExchangeFactory(config=config).collect is ServerCollect
+    monkeypatch.chdir(tmp_path)
+    app = ZipCollectApp(config=config)
+    said = []
+    monkeypatch.setattr(app.log, "error", lambda text, *args: said.append(text % args if args else text))
+    with pytest.raises(SystemExit) as stop:
+        app.start()
+    assert stop.value.code == 1 and said == [ZIP_COLLECT_OFF]
+    assert os.listdir(tmp_path) == []

@@ -5,8 +5,9 @@
   replaced the victim's submission); a submission's time is the server's, never its folder name's or its
   ``timestamp.txt``'s (a forged one dated a late submission on time). Owners are real uids (as root, a
   second account's folders are made with chown).
-* docs/instructors.md's ``zip_collect`` pattern (item 11): anchored, the notebook's file id only, so a
-  file name cannot claim another student's id.
+* an LMS download's names (item 11), read by ``lms-collect``'s gate (``course_grader.lms_in.whose``, the
+  one route in since issue 48): the student is the first id of the top-level name, so a file name
+  cannot claim another student's id.
 """
 
 from __future__ import annotations
@@ -14,14 +15,11 @@ from __future__ import annotations
 import datetime
 import os
 import pwd
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import nbformat
-
-from attack_kit import REPO
 
 ME = pwd.getpwuid(os.geteuid()).pw_name
 OTHER = "daemon"                                   # an account on any Debian or Ubuntu machine
@@ -87,24 +85,17 @@ def test_plain_nbgrader_collect_would_take_the_impostors_folder(tmp_path):
     assert (course / "submitted" / ME / "ps1" / "timestamp.txt").read_text() == FORGED
 
 
-# ------------------------------------------------------------------ zip_collect's documented pattern
+# ------------------------------------------------------------------ an LMS download's names
 
-def _documented_pattern() -> str:
-    text = (REPO / "docs" / "instructors.md").read_text()
-    return re.search(r"--FileNameCollectorPlugin\.named_regexp='([^']+)'", text).group(1)
-
-
-def test_the_documented_zip_collect_pattern_cannot_claim_another_id():
+def test_a_moodle_file_name_cannot_claim_another_id():
     """Issue 30 item 11: Moodle names a file ``<full name>_<id>_assignsubmission_file_<the student's own
-    file name>``; the student picks the last part. The documented pattern takes the first id and only
-    the notebook's file id, so no file name claims another student (or reaches another file id)."""
-    from nbgrader.plugins import FileNameCollectorPlugin
-    plugin = FileNameCollectorPlugin(named_regexp=_documented_pattern())
-    where = "/course/downloaded/07_exercise/extracted/"
+    file name>``; the student picks the last part. ``lms-collect`` takes the first id of the top-level
+    name, so no file name claims another student (its own name is the uploader's file, nothing more)."""
+    from course_grader.lms_in import whose
 
     def collect(name):
-        got = plugin.collect(where + name)
-        return None if got is None else (got["student_id"], got["file_id"])
+        got = whose(name, "moodle")
+        return None if got is None else (got[0], got[2])
     assert collect("Ada Lovelace_1001_assignsubmission_file_encoder_from_scratch.ipynb") == \
         ("1001", "encoder_from_scratch.ipynb")
     assert collect("Ada_King Lovelace_1001_assignsubmission_file_encoder_from_scratch.ipynb") == \
@@ -115,7 +106,7 @@ def test_the_documented_zip_collect_pattern_cannot_claim_another_id():
                   "encoder_from_scratch.ipynb",
                   "Eve_1002_assignsubmission_file_gradebook.ipynb",
                   "Eve_1002_assignsubmission_file_../1001/encoder_from_scratch.ipynb"):
-        assert collect(claim) is None, claim
+        assert collect(claim)[0] == "1002", claim
 
 
 def test_times_deleted_by_zip_collect_force_are_written_again(tmp_path):

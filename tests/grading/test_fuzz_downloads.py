@@ -4,10 +4,14 @@ The fuzzer builds a Moodle or a Canvas download of an honest class, then lets on
 student controls: the uploaded file's name (another participant's name and id, a path, ``..``, a
 folder), its bytes (a zip bomb, a zip holding a file named as another's, JSON with lone surrogates, not
 JSON), the mode and the kind the zip records (a link, 0777), several copies with capitals and numbers.
-A second round is a re-upload (a new download, collected with ``--force``). The promises: nothing
-raises; every honest student's notebook is collected, whole and their own; nothing is written but
-``submitted/<id>/<assignment>/<notebook>.ipynb`` (files 0600, folders 0700); nothing of the attacker's
-lands in another student's folder; a refusal is said in the log.
+A second round is a re-upload (a new download, collected with ``--force``). The promises, with the
+command as an instructor runs it (``lms-collect``'s ``main``): exit 0; every honest student's notebook is
+collected, whole and their own; nothing is written but ``submitted/<id>/<assignment>/<notebook>.ipynb``
+(files 0600, folders 0700), nothing outside the course; nothing of the attacker's lands in another
+student's folder, nor another's in the attacker's; a refusal is said in the log; and then the gates
+downstream (:func:`fuzz_kit.after_the_gates`): every honest notebook admitted whole by the notebook gate
+the grader runs first, and no page made of any admitted notebook (the attacker's answer holds style
+sheets, overlays and remote images) loads or restyles.
 """
 
 from __future__ import annotations
@@ -22,16 +26,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from course_grader import lms_in
-from fuzz_kit import fuzz
+from fuzz_kit import RESTYLING, after_the_gates, answer_notebook, fuzz
 
 ASSIGNMENT, NOTEBOOK = "ps1", "encoder_from_scratch"
 HONEST = {"1001": "Ada Lovelace", "1002": "Bob Babbage", "1003": "Eve Hopper"}
 ATTACKER = "1004"
 
 
-def notebook(marker: str) -> bytes:
-    return json.dumps({"cells": [{"cell_type": "markdown", "id": "a1", "metadata": {}, "source": marker}],
-                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode()
+def notebook(marker: str, answer: str = "") -> bytes:
+    return json.dumps(answer_notebook(marker, answer)).encode()
 
 
 def upload_name(lms: str, student: str, name: str, filename: str, attachment: int = 555000) -> str:
@@ -68,6 +71,7 @@ def attacks(lms: str) -> st.SearchStrategy:
         st.builds(lambda f: upload_name(lms, ATTACKER, "Mallory", "") + "/a/b/" + f, own))
     payloads = st.one_of(
         st.just(notebook("mallory")),
+        st.builds(lambda answer: notebook("mallory", answer), st.sampled_from(RESTYLING)),
         st.just(b"\0" * 400_000),                                           # a bomb: 1,000 to 1
         st.just(notebook("\\ud800 mallory").replace(b"\\\\ud800", b"\\ud800")),
         st.just(b"not json {"),
@@ -109,33 +113,46 @@ def check_promises(root, lines: list[str], round_: int) -> None:
     assert all("\x1b" not in line for line in lines)
 
 
-def collect_checked(coursedir, path, lms: str, force: bool, round_: int) -> None:
-    """lms_in.collect, and its promises: also, what it reads of the download is at most the limits'
-    ratio times the download's size (a bomb is refused before it is read)."""
+def command_checked(root, path, lms: str, round_: int, capsys) -> None:
+    """``python -m course_grader lms-collect`` as the instructor runs it, in the course (``root``): exit 0,
+    what it reads of the download at most the limits' ratio times the download's size (a bomb is refused
+    before it is read), the promises of :func:`check_promises`, then those of the gates after it
+    (:func:`fuzz_kit.after_the_gates`)."""
+    import unittest.mock
     read, inner = [0], lms_in._read
 
     def counted(z, info, limits):
         data = inner(z, info, limits)
         read[0] += len(data)
         return data
-    import unittest.mock
-    with unittest.mock.patch.object(lms_in, "_read", counted):
-        lines = lms_in.collect(coursedir, ASSIGNMENT, [str(path)], lms, force=force)
+    here = os.getcwd()
+    os.chdir(root)
+    try:
+        with unittest.mock.patch.object(lms_in, "_read", counted):
+            code = lms_in.main([ASSIGNMENT, str(path), "--lms", lms] + (["--force"] if round_ > 1 else []))
+    finally:
+        os.chdir(here)
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 0, lines
     assert read[0] <= lms_in.Limits.ratio * os.path.getsize(path)
-    from pathlib import Path
-    check_promises(Path(coursedir.root), lines, round_)
+    check_promises(root, lines, round_)
+    after_the_gates(root / "submitted", ASSIGNMENT, NOTEBOOK,
+                    {s: f"{s} round {round_}" for s in HONEST}, "mallory")
 
 
 @fuzz(12)
 @given(lms=st.sampled_from(["moodle", "canvas"]), data=st.data())
-def test_fuzz_a_download_gives_every_honest_student_their_own_notebook(tmp_path_factory, lms, data):
+def test_fuzz_a_download_gives_every_honest_student_their_own_notebook(tmp_path_factory, capsys, lms, data):
     attack = data.draw(st.lists(attacks(lms), min_size=1, max_size=4), label="attack")
-    root = tmp_path_factory.mktemp("lms")
-    coursedir = course(root, lms)
+    base = tmp_path_factory.mktemp("lms")
+    root = base / "course"
+    root.mkdir()
+    course(root, lms)
     for round_ in (1, 2):                                      # a download, then a re-upload (--force)
-        path = root / f"download{round_}.zip"
+        path = base / f"download{round_}.zip"
         download(path, lms, attack if round_ == 1 else data.draw(st.lists(attacks(lms), max_size=2)), round_)
-        collect_checked(coursedir, path, lms, round_ == 2, round_)
+        command_checked(root, path, lms, round_, capsys)
+        assert sorted(os.listdir(base)) == ["course"] + [f"download{r}.zip" for r in range(1, round_ + 1)]
 
 
 def test_one_student_several_files_copies_capitals_anonymous(tmp_path):
@@ -177,19 +194,26 @@ def _last_id(member: str, lms: str):
     return (m.group(1), 0, m.group(2)) if m else None
 
 
-@pytest.mark.parametrize("plant", ["unanchored", "no limits"])
-def test_without_the_gate_the_fuzzers_cases_break_a_promise(tmp_path, monkeypatch, plant):
+@pytest.mark.parametrize("plant", ["unanchored", "no limits", "no page gate"])
+def test_without_the_gate_the_fuzzers_cases_break_a_promise(tmp_path, monkeypatch, capsys, plant):
     """The fuzzer can fail: matched on the whole path (as zip_collect's ``.*/`` pattern), the attacker's
-    file named as 1001's is 1001's; read without the limits, a member of 0.4 KB is read as 400 KB."""
-    coursedir = course(tmp_path, "moodle")
+    file named as 1001's is 1001's; read without the limits, a member of about 2 KB is read as 2 MB; with
+    ``<style>`` allowed again in what the grader writes, the attacker's own answer restyles the pages."""
+    from course_grader import html_out
+    course(tmp_path, "moodle")
+    claim = upload_name("moodle", ATTACKER, "Mallory", upload_name("moodle", "1001", "Ada Lovelace",
+                                                                  f"{NOTEBOOK}.ipynb"))
     if plant == "unanchored":
         monkeypatch.setattr(lms_in, "whose", _last_id)
         payload = notebook("mallory")
-    else:
+    elif plant == "no limits":
         monkeypatch.setattr(lms_in, "_read", lambda z, info, limits: z.read(info))
-        payload = b" " * 400_000 + notebook("mallory")
-    claim = upload_name("moodle", ATTACKER, "Mallory", upload_name("moodle", "1001", "Ada Lovelace",
-                                                                  f"{NOTEBOOK}.ipynb"))
+        payload = b" " * 2_000_000 + notebook("mallory")
+    else:
+        monkeypatch.setattr(html_out, "TAGS", html_out.TAGS | {"style"})
+        claim, payload = upload_name("moodle", ATTACKER, "Mallory", f"{NOTEBOOK}.ipynb"), notebook("mallory",
+                                                                                                 RESTYLING[0])
     download(tmp_path / "d.zip", "moodle", [(claim, payload, 0o100644)], 1)
     with pytest.raises(AssertionError):
-        collect_checked(coursedir, tmp_path / "d.zip", "moodle", False, 1)
+        command_checked(tmp_path, tmp_path / "d.zip", "moodle", 1, capsys)
+    capsys.readouterr()

@@ -6,11 +6,15 @@ what was copied, and anything else is refused for that student alone.
 * a notebook swapped, while collect copies it, between a file and a link to a classmate's handed-in
   notebook never brings the classmate's notebook (the red-team case that took it);
 * a fuzzer builds hostile folder layouts (links in and out of the folder, pipes, folders where files
-  belong, depth) and checks that the copy holds only the student's own regular files, or nothing.
+  belong, depth) around a notebook whose answer restyles or loads from elsewhere, and checks that the copy
+  holds only the student's own regular files, or nothing; that nothing is written outside the course; and,
+  the copy moved into ``submitted/`` as collect does, the gates after it (:func:`fuzz_kit.after_the_gates`:
+  the notebook admitted whole by the notebook gate, no page of it that loads or restyles).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
 import subprocess
@@ -25,7 +29,7 @@ from hypothesis import strategies as st
 
 from course_grader import files_in
 from course_grader.collect import ServerCollect
-from fuzz_kit import fuzz
+from fuzz_kit import RESTYLING, after_the_gates, answer_notebook, fuzz
 
 ME = pwd.getpwuid(os.geteuid()).pw_name
 STUDENTS = ["daemon", "bin", "sys"] if os.geteuid() == 0 else []      # accounts on any Debian or Ubuntu
@@ -168,8 +172,8 @@ def _build(root: Path, layout, outside: Path) -> None:
 
 
 @fuzz(60)
-@given(layout=LAYOUT)
-def test_fuzz_exchange_layouts_copy_only_the_students_own_regular_files(tmp_path_factory, layout):
+@given(layout=LAYOUT, answer=st.sampled_from(RESTYLING))
+def test_fuzz_exchange_layouts_copy_only_the_students_own_regular_files(tmp_path_factory, layout, answer):
     tmp = tmp_path_factory.mktemp("x")
     exchange, course, inbound = _exchange(tmp)
     secret_dir = tmp / "elsewhere"
@@ -179,7 +183,7 @@ def test_fuzz_exchange_layouts_copy_only_the_students_own_regular_files(tmp_path
     before = outside.stat()
     mine = inbound / f"{ME}+ps1+2020-01-01 00:00:00.000000 UTC"
     mine.mkdir()
-    (mine / "ps1.ipynb").write_text("own notebook")
+    (mine / "ps1.ipynb").write_text(json.dumps(answer_notebook("own notebook", answer)))
     _build(mine, layout, outside)
     collector = _collector(course, exchange)
     try:
@@ -190,16 +194,21 @@ def test_fuzz_exchange_layouts_copy_only_the_students_own_regular_files(tmp_path
         assert not path.is_symlink()
         if path.is_file():
             assert path.stat().st_mode & 0o777 == 0o600
-            assert path.read_text().startswith("own"), path
+            assert path.read_text().startswith("own") or path == Path(place) / "copy" / "ps1.ipynb", path
     after = outside.stat()
     assert (after.st_mtime, after.st_size) == (before.st_mtime, before.st_size) and outside.read_text() == SECRET
+    assert sorted(os.listdir(tmp)) == ["course", "elsewhere", "exchange"]          # nothing outside the course
+    (course / "submitted" / ME).mkdir(parents=True)
+    os.rename(Path(place) / "copy", course / "submitted" / ME / "ps1")            # as collect moves it in
+    os.rmdir(place)
+    after_the_gates(course / "submitted", "ps1", "ps1", {ME: f"own notebook {answer}"}, SECRET)
 
 
 def test_without_no_follow_the_fuzzer_finds_a_classmates_notebook_copied(tmp_path_factory, monkeypatch):
     """The fuzzer can fail: with files opened without ``O_NOFOLLOW``, a link in the student's folder brings
     the file it points at into the staging folder, and the fuzzer's check says so."""
     check = test_fuzz_exchange_layouts_copy_only_the_students_own_regular_files.hypothesis.inner_test
-    check(tmp_path_factory, layout=[(0, "x.ipynb", "link_out")])          # defended: passes
+    check(tmp_path_factory, layout=[(0, "x.ipynb", "link_out")], answer="")          # defended: passes
     monkeypatch.setattr(files_in, "_FILE", files_in._FILE & ~os.O_NOFOLLOW)
     with pytest.raises(AssertionError, match="x.ipynb"):
-        check(tmp_path_factory, layout=[(0, "x.ipynb", "link_out")])
+        check(tmp_path_factory, layout=[(0, "x.ipynb", "link_out")], answer="")

@@ -10,12 +10,13 @@ HTML is left in either. The four red-team links are a fixed case.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
 from course_grader.html_out import clean_page, inert_markdown
-from fuzz_kit import active_html, fuzz, loads_or_restyles
+from fuzz_kit import RESTYLING, active_html, fuzz, loads_or_restyles
 
 RED_TEAM = ("[one](jav&#x61;script:alert(1)) [two](&#106;avascript:alert(2)) "
             "[three](javascript&colon;alert(3)) [four][r]\n\n[r]: javascript:alert(4)\n")
@@ -23,17 +24,6 @@ RED_TEAM = ("[one](jav&#x61;script:alert(1)) [two](&#106;avascript:alert(2)) "
 SCHEMES = ["javascript:", "jav&#x61;script:", "&#106;avascript:", "javascript&colon;", "JaVaScRiPt:",
            "java\tscript:", "&#x6A;&#x61;vascript&#58;", "vbscript:", "data:text/html,", "data:text/html;base64,",
            " javascript:", "java&#0000115;cript:", "jav&NewLine;ascript:", "https:", "#", "mailto:"]
-#: issue 48 items 5, 6: what restyles the page or loads from elsewhere (not active, but as harmful to a TA)
-RESTYLING = ["<style>.not-attempted{display:none}</style><p>all 8 parts passed, 20 of 20</p>",
-             "<STYLE>@import url(https://x.org/a.css);</STYLE>", "<style>body{background:url(//x.org/t.png)}</style>",
-             '<div style="position:fixed;top:0;left:0;width:100%;background:white;z-index:9">20 of 20</div>',
-             '<span style="color:green; display : none">x</span>', '<p style="margin-top:-500px">up</p>',
-             "![logo](https://x.org/a.png)", "![t](//x.org/t.gif)", '<img src="http://x.org/a.png" alt=a>',
-             '<img srcset="https://x.org/a.png 2x">', '<video poster="https://x.org/p.png"></video>',
-             '<table background="https://x.org/b.png"><tr><td>x</td></tr></table>',
-             '<link rel="stylesheet" href="https://x.org/a.css">', '<svg><rect fill="url(https://x.org/p#a)"/></svg>',
-             '<svg><image href="https://x.org/a.png"/></svg>',
-             '<input type="image" src="https://x.org/a.png">', '<p style="font-family:x;src:url(https://x.org/f)">f</p>']
 PIECES = st.one_of(
     st.builds(lambda s: f"[x]({s}alert(1))", st.sampled_from(SCHEMES)),
     st.builds(lambda s: f"[x][ref]\n\n[ref]: {s}alert(1)\n", st.sampled_from(SCHEMES)),
@@ -107,31 +97,123 @@ def test_a_style_sheet_or_a_remote_image_is_caught_without_the_gate(monkeypatch)
     assert "<style> outside the head" in found and any("x.org/a.png" in f for f in found), found
 
 
+def _formgrade_page(answer: str, verdict: str = "", gate: bool = True) -> str:
+    """The formgrader's page of a submission as nbgrader_config.py has it rendered (its template, its
+    preprocessors): ``answer`` as a written answer and as an HTML output, ``verdict`` as a test cell's
+    failing output. ``gate=False``: nbgrader's own page, without FormgradeSanitize and the CSP."""
+    import os
+
+    import nbformat
+    import nbgrader
+    from nbconvert import HTMLExporter
+    from traitlets.config import Config
+
+    from course_grader.feedback import TEMPLATES
+    from course_grader.formgrade import FormgradeSanitize
+    cells = [nbformat.v4.new_markdown_cell(answer), nbformat.v4.new_code_cell(
+        "x", outputs=[nbformat.v4.new_output("display_data", data={"text/html": answer})])]
+    if verdict:
+        cells.append(nbformat.v4.new_code_cell("check()", outputs=[nbformat.v4.new_output(
+            "error", ename="AssertionError", evalue=verdict, traceback=[f"AssertionError: {verdict}"])]))
+    config = Config()
+    templates = os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates")
+    config.HTMLExporter.extra_template_basedirs = [TEMPLATES, templates] if gate else [templates]
+    config.HTMLExporter.preprocessors = [FormgradeSanitize] if gate else []
+    exporter = HTMLExporter(config=config, template_name="formgrade")
+    return exporter.from_notebook_node(nbformat.v4.new_notebook(cells=cells), resources={
+        "base_url": "", "notebook_id": "nb", "index": 0, "total": 1, "submission_id": "s", "mathjax_url": ""})[0]
+
+
 def test_the_formgrader_page_has_the_csp_and_the_allow_list():
     """Issue 48 item 6: the formgrader's page of a submission, rendered as nbgrader_config.py renders it
     (its template, its preprocessors), carries FORMGRADE_CSP before anything of the student's, and the
     student's markdown and outputs pass the allow-list (a notebook autograded before it said so)."""
-    import os
-
-    import nbformat
-    from nbconvert import HTMLExporter
-    from traitlets.config import Config
-
     from course_grader import html_out
-    from course_grader.feedback import TEMPLATES
-    from course_grader.formgrade import FormgradeSanitize
-    def page_of(answer):
-        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(answer), nbformat.v4.new_code_cell(
-            "x", outputs=[nbformat.v4.new_output("display_data", data={"text/html": answer})])])
-        return exporter.from_notebook_node(nb, resources={"base_url": "", "notebook_id": "nb", "index": 0,
-                                                          "total": 1, "submission_id": "s", "mathjax_url": ""})[0]
-    config = Config()
-    import nbgrader
-    config.HTMLExporter.extra_template_basedirs = [TEMPLATES, os.path.join(
-        os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates")]
-    config.HTMLExporter.preprocessors = [FormgradeSanitize]
-    exporter = HTMLExporter(config=config, template_name="formgrade")
-    head, body = page_of("\n\n".join(RESTYLING + [RED_TEAM])).split("</head>", 1)
+    head, body = _formgrade_page("\n\n".join(RESTYLING + [RED_TEAM])).split("</head>", 1)
     assert f'content="{html_out.FORMGRADE_CSP}"' in head
     assert loads_or_restyles(body) == [] and "20 of 20" in body
-    assert active_html(body) == active_html(page_of("plain").split("</head>", 1)[1])     # the formgrader's own
+    assert active_html(body) == active_html(_formgrade_page("plain").split("</head>", 1)[1])   # the formgrader's own
+
+
+#: what a student's answer would do to the TA's page: hide the verdict, cover it, load from elsewhere
+HOSTILE = "\n\n".join([
+    "<style>div.output_subarea pre, .output_error { display: none !important } body { color: white }</style>",
+    "<style>@import url(https://x.org/import.css);</style>", '<link rel="stylesheet" href="https://x.org/a.css">',
+    '<div style="position:fixed;top:0;left:0;width:100%;height:100%;background:white;z-index:99">all 8 parts '
+    'passed, 20 of 20</div>', '<p style="margin-top:-900px;font-size:40px;transform:scale(3)">moved</p>',
+    "![logo](https://x.org/a.png)", '<img src="http://x.org/b.png" alt="b">'])
+VERDICT = "Part 3: not attempted (the solution cell still raises NotImplementedError)"
+#: the verdict line's computed style and whether it can be seen where it is
+VERDICT_STYLE = """(text) => {
+    const pre = [...document.querySelectorAll('pre')].find(p => p.textContent.includes(text));
+    if (!pre) return null;
+    pre.scrollIntoView({block: 'center'});
+    const s = getComputedStyle(pre), box = pre.getBoundingClientRect();
+    const top = document.elementFromPoint(box.left + Math.min(box.width / 2, 40), box.top + box.height / 2);
+    const style = {};
+    for (const k of ['display', 'visibility', 'position', 'opacity', 'transform', 'color', 'fontSize', 'zIndex',
+                     'clipPath', 'marginTop', 'backgroundColor']) style[k] = s[k];
+    return {style, seen: box.width > 0 && box.height > 0 && pre.checkVisibility({opacityProperty: true,
+            visibilityProperty: true}) && Boolean(top && pre.contains(top))};
+}"""
+
+
+def _in_chromium(context, pages: dict) -> dict:
+    """{name: (the verdict line's style and visibility, the requests made to any other origin)}: each page
+    served at its own address of a formgrader (``pages``: {name: HTML}); what the page asks of the
+    formgrader itself gets a 404, a request anywhere else is recorded and refused."""
+    origin, found = "http://formgrader.test", {}
+
+    def server(name: str, html: str, outside: list):
+        def serve(route):
+            url = route.request.url
+            if url == f"{origin}/{name}":
+                route.fulfill(status=200, content_type="text/html; charset=utf-8", body=html)
+            elif url.startswith(origin + "/"):
+                route.fulfill(status=404, body="")
+            else:
+                outside.append(url)
+                route.abort()
+        return serve
+    for name, html in pages.items():
+        outside = []
+        tab = context.new_page()
+        try:
+            tab.route("**/*", server(name, html, outside))
+            tab.goto(f"{origin}/{name}", wait_until="load")
+            found[name] = (tab.evaluate(VERDICT_STYLE, VERDICT), outside)
+        finally:
+            tab.close()
+    return found
+
+
+@pytest.mark.browser
+def test_the_formgrader_and_feedback_pages_in_chromium_load_and_restyle_nothing(tmp_path):
+    """Issue 48: a written answer with a style element, a remote style sheet, ``@import``, remote images and
+    inline styles that hide, cover and move, on the formgrader's page and the feedback page, opened in
+    Chromium: no request leaves the page's own server, and the verdict line is seen with the computed
+    style it has on the same page without the answer. The same answer on nbgrader's page without the
+    gate does load from x.org and hides the verdict (the test can fail)."""
+    import nbformat
+
+    import chromium
+    from course_grader.feedback import CleanHTMLExporter
+
+    def feedback(answer):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(answer), nbformat.v4.new_code_cell(
+            "check()", outputs=[nbformat.v4.new_output("error", ename="AssertionError", evalue=VERDICT,
+                                                       traceback=[f"AssertionError: {VERDICT}"])])])
+        return CleanHTMLExporter(template_name="classic").from_notebook_node(nb)[0]
+    if (why := chromium.missing()):
+        pytest.fail(why, pytrace=False)
+    pages = {"formgrade": _formgrade_page(HOSTILE, VERDICT), "formgrade-plain": _formgrade_page("plain", VERDICT),
+             "feedback": feedback(HOSTILE), "feedback-plain": feedback("plain"),
+             "ungated": _formgrade_page(HOSTILE, VERDICT, gate=False)}
+    with chromium.persistent_context(tmp_path / "chromium") as context:
+        found = _in_chromium(context, pages)
+    for name in ("formgrade", "feedback"):
+        (verdict, outside), (plain, _) = found[name], found[f"{name}-plain"]
+        assert outside == [], (name, outside)
+        assert verdict["seen"] and verdict == plain, (name, verdict, plain)
+    verdict, outside = found["ungated"]
+    assert any("x.org" in url for url in outside) and not verdict["seen"], found["ungated"]

@@ -265,23 +265,17 @@ def canvas_zip(path, names):
             z.writestr(name, json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
 
 
-def documented_canvas_pattern() -> str:
-    from pathlib import Path
-    text = (Path(__file__).resolve().parents[2] / "docs" / "instructors.md").read_text(encoding="utf-8")
-    found = [p for p in re.findall(r"--FileNameCollectorPlugin\.named_regexp='([^']+)'", text) if "LATE" in p]
-    assert len(found) == 1, "docs/instructors.md: one zip_collect pattern for Canvas"
-    return found[0]
-
-
-def test_the_documented_canvas_pattern_takes_canvas_names_and_no_claims():
-    from nbgrader.plugins import FileNameCollectorPlugin
-    plugin = FileNameCollectorPlugin(named_regexp=documented_canvas_pattern())
+def test_canvas_names_claim_nobody_else():
+    """Canvas names a file ``name[_LATE]_userid_attachmentid_<the student's own file name>``: ``lms-collect``
+    takes the ids Canvas wrote first, so a file named to look like another student's claims nobody else."""
+    from course_grader.lms_in import whose
 
     def collect(name):
-        got = plugin.collect("/course/downloaded/07_exercise/extracted/" + name)
-        return None if got is None else (got["student_id"], got["file_id"])
-    assert collect("lovelaceada_1001_555001_encoder_from_scratch.ipynb") == ("1001", "encoder_from_scratch")
-    assert collect("babbagebob_LATE_1002_555002_encoder_from_scratch-1.ipynb") == ("1002", "encoder_from_scratch")
+        got = whose(name, "canvas")
+        return None if got is None else (got[0], got[2])
+    assert collect("lovelaceada_1001_555001_encoder_from_scratch.ipynb") == ("1001", "encoder_from_scratch.ipynb")
+    assert collect("babbagebob_LATE_1002_555002_encoder_from_scratch-1.ipynb") == \
+        ("1002", "encoder_from_scratch-1.ipynb")
     for claim in ("hopper_eve_1003_555003_x_1001_555001_encoder_from_scratch.ipynb",   # a file named to claim 1001
                   "hoppereve_1003_555003_1001_555001_encoder_from_scratch.ipynb",
                   "hoppereve_1003_555003_gradebook.ipynb",
@@ -290,21 +284,17 @@ def test_the_documented_canvas_pattern_takes_canvas_names_and_no_claims():
 
 
 def test_canvas_round_trip_download_in_gradebook_import_out(tmp_path):
-    """Issue 43 item 7: Canvas's submissions download collected with the documented pattern, then the
-    gradebook export filled in as Canvas's import reads it: the student columns, the exercise's column,
-    the Points Possible row, rows matched by ID."""
-    release = tmp_path / "release" / ASSIGNMENT
-    release.mkdir(parents=True)
-    (release / "encoder_from_scratch.ipynb").write_text("{}")
+    """Issue 43 item 7: Canvas's submissions download collected by ``lms-collect --lms canvas`` (the one
+    route in, issue 48), then the gradebook export filled in as Canvas's import reads it: the student
+    columns, the exercise's column, the Points Possible row, rows matched by ID."""
+    source = tmp_path / "source" / ASSIGNMENT
+    source.mkdir(parents=True)
+    (source / "encoder_from_scratch.ipynb").write_text("{}")
     archive = tmp_path / "downloaded" / ASSIGNMENT / "archive"
     archive.mkdir(parents=True)
     canvas_zip(archive / "submissions.zip", ["lovelaceada_1001_555001_encoder_from_scratch.ipynb",
                                               "babbagebob_LATE_1002_555002_encoder_from_scratch-1.ipynb"])
-    env = dict(os.environ, PATH=f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}")
-    collected = subprocess.run(
-        [sys.executable, "-m", "nbgrader", "zip_collect", ASSIGNMENT,
-         f"--FileNameCollectorPlugin.named_regexp={documented_canvas_pattern()}"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    collected = run(["lms-collect", ASSIGNMENT, "--lms", "canvas"], tmp_path)
     assert collected.returncode == 0, collected.stderr
     assert sorted(p.relative_to(tmp_path / "submitted").as_posix()
                   for p in (tmp_path / "submitted").rglob("*.ipynb")) == \

@@ -254,8 +254,9 @@ def _memory_holds(pid: int, needles: list[str]) -> bool:
 
 
 def test_the_private_tmp_is_small_and_goes_with_the_part(zygote):  # noqa: F811
-    """A part writes in its own directory of the sandbox's /tmp (its cwd), nowhere else there: one file
-    stops at ``tmp_mb`` (RLIMIT_FSIZE), more left there in all fails the part; the directory goes with it."""
+    """A part writes in its own /tmp (its cwd, a tmpfs of its own mount namespace) and nowhere else: one
+    file, or all it writes there, stops at ``tmp_mb``; the tmpfs goes with the part, and bubblewrap's own
+    /tmp, which the zygote would otherwise share out, is left as it was."""
     if not VIEW:                                # no private /tmp: the guard refuses any write
         result, _ = run_part(zygote, "attention", "import builtins\nbuiltins.open('/tmp/course-attack', 'w')\n"
                              + GOOD["attention"])
@@ -266,20 +267,109 @@ def test_the_private_tmp_is_small_and_goes_with_the_part(zygote):  # noqa: F811
               "            for _ in range(64):\n                f.write(b'x' * (1 << 20)); n += 1\n"
               "    except OSError as e:\n        return {'mb': n, 'error': type(e).__name__, 'cwd': os.getcwd()}\n"
               "    return {'mb': n}\n")
+    before = set(_tmp_of(zygote))
     r = probe(zygote, source, opts=options(tmp_mb=8, max_file_mb=64))
-    assert r["mb"] <= 8 and r["error"] == "OSError" and r["cwd"].startswith("/tmp/part-")
-    elsewhere = probe(zygote, "def probe():\n    try:\n        open('/tmp/course-attack', 'w')\n"
-                              "    except OSError as e:\n        return {'error': type(e).__name__}\n    return {}\n",
-                      layers={"seccomp": False, "guard": False})
-    assert elsewhere["error"] == "PermissionError"                      # Landlock: its own directory only
+    assert r["mb"] <= 8 and r["error"] == "OSError" and r["cwd"] == "/tmp"
+    elsewhere = probe(zygote, "def probe():\n    r = {}\n"
+                              "    for path in ('/course-attack', '/dev/shm/course-attack', '/dev/course-attack'):\n"
+                              "        try:\n            open(path, 'w')\n            r[path] = 'written'\n"
+                              "        except OSError as e:\n            r[path] = type(e).__name__\n    return r\n",
+                      layers={"seccomp": False, "guard": False, "landlock": False})
+    assert "written" not in elsewhere.values(), elsewhere              # the rest of the view: read-only
     many = ("import os\nfor i in range(4):\n    with open(f'course-attack-{i}', 'wb') as f:\n"
             "        f.write(b'x' * (3 << 20))\n")
     result, _ = run_part(zygote, "attention", many + GOOD["attention"], opts=options(tmp_mb=8, max_file_mb=64))
-    assert result.status == "failed" and "/tmp" in result.message, result.message
+    assert result.status == "failed" and "OSError" in result.message, result.message    # the tmpfs is full
     result, _ = run_part(zygote, "attention", many.replace("4)", "2)") + GOOD["attention"],
                          opts=options(tmp_mb=8, max_file_mb=64))
     assert result.status == "passed", result.message                   # 6 MiB: within its 8
-    assert not any(name.startswith("part-") for name in _tmp_of(zygote))
+    assert set(_tmp_of(zygote)) == before
+    assert_contained(zygote)
+
+
+#: a part that leaves all it can in its /tmp (its cwd), where no one could remove it as the zygote once did
+#: (a tree deeper than Python recurses, folders of mode 000, every inode used), and looks for other parts' files
+LOOK = """
+import os
+def look():
+    try:
+        return sorted(os.listdir('/tmp'))
+    except OSError as e:
+        return type(e).__name__
+"""
+LITTER = LOOK + """
+def probe():
+    seen = look()
+    top = os.getcwd()
+    for i in range(15):                                 # 15 of its 16 MiB
+        with open(f'course-attack-{i}', 'wb') as f:
+            f.write(b'x' * (1 << 20))
+    os.mkdir('deep')
+    os.chdir('deep')
+    for _ in range(1500):
+        os.mkdir('d')
+        os.chdir('d')
+    made = 0
+    try:
+        while made < 5000:
+            open(os.path.join(top, f'many-{made}'), 'w').close()
+            made += 1
+    except OSError:
+        pass
+    for path in ('deep', 'course-attack-0', ''):
+        os.chmod(os.path.join(top, path), 0)
+    return {'seen': seen, 'made': made}
+"""
+
+#: the next part: what it finds in /tmp, and whether its own 6 MiB fit in its cwd
+NEXT = LOOK + """
+def probe():
+    seen = look()
+    try:
+        with open('mine', 'wb') as f:
+            f.write(b'y' * (6 << 20))
+        wrote = True
+    except OSError as e:
+        wrote = type(e).__name__
+    return {'seen': seen, 'wrote': wrote}
+"""
+
+
+def _after_litter(z, layers: dict) -> tuple:
+    """(the littering part's outcome, what the next part saw and wrote, its grading of a correct part) on
+    zygote ``z``; the guard is off for the litter and the look (a part with raw memory switches it off)."""
+    header, arrays = runner.request("attention", LITTER, CASES["attention"][:1], options(), z.read_roots,
+                                    probe=True, layers=dict(layers, guard=False))
+    litter = z.run(header, arrays)
+    after = probe(z, NEXT, layers=dict(layers, guard=False))
+    result, _ = run_part(z, "feed_forward", GOOD["feed_forward"], layers=layers)
+    return litter, after, "passed" if result.passed else result.message
+
+
+@pytest.mark.skipif(not VIEW, reason="no namespaces at this level: a part writes nothing at all")
+def test_nothing_a_part_leaves_reaches_the_next_part(zygote):  # noqa: F811
+    """Files, 000 modes, a tree 1,500 deep and every inode: the part's tmpfs goes with its mount namespace,
+    so the next part finds an empty /tmp, writes its 6 MiB and grades in full; the zygote went on."""
+    before = set(_tmp_of(zygote))
+    litter, after, graded = _after_litter(zygote, {})
+    assert litter.status == "ok", litter.failure
+    made = litter.header["probe"].get("made", 0)
+    assert litter.header["probe"] == {"seen": [], "made": made} and 0 < made < 5000   # its inodes are capped
+    assert after == {"seen": [], "wrote": True} and graded == "passed"
+    assert set(_tmp_of(zygote)) == before                              # nothing in bubblewrap's /tmp
+    assert_contained(zygote)
+
+
+@pytest.mark.skipif(not VIEW, reason="no namespaces at this level")
+def test_without_the_parts_own_tmpfs_its_litter_reaches_the_next_part(zygote):  # noqa: F811
+    """The counter-check: with the part's tmpfs removed (a directory of bubblewrap's shared /tmp, as before
+    issue 48), the zygote cannot measure or remove the same litter, which stays, and the next part can no
+    longer write its 6 MiB. (What stays is in the shared /tmp, which no part with its own tmpfs sees.)"""
+    before = set(_tmp_of(zygote))
+    litter, after, _ = _after_litter(zygote, {"tmpfs": False})
+    assert litter.status == "student" and "/tmp" in litter.failure, litter.failure
+    assert after["wrote"] != True, after                # noqa: E712 (the litter fills the shared /tmp)
+    assert any(name.startswith("part-") for name in set(_tmp_of(zygote)) - before)
     assert_contained(zygote)
 
 
