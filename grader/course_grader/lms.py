@@ -356,6 +356,7 @@ def moodle_feedback(root: str, assignment: str, worksheet: str, out: str) -> dic
 
 CANVAS_FIXED = ("Student", "ID", "SIS User ID", "SIS Login ID", "Integration ID", "Section")
 CANVAS_COLUMN = re.compile(r".+ \(\d+\)")       # an assignment's column: "Exercise 07 (12345)"
+TEST_STUDENT = ("Student, Test", "Test Student")     # Canvas's Test Student, in every course (Student View)
 
 
 def _read_csv(path: str) -> tuple[list[list[str]], bool]:
@@ -484,7 +485,7 @@ def canvas_grades(root: str, assignment: str, export: str, out: str, column: str
     and any other row without a numeric ``ID`` are copied as they are.
 
     Returns ``filled``, ``pending``, ``excused``, ``invalid notebook``, ``not the notebook``, ``no submission``
-    and ``not listed``, as :func:`moodle_grades`."""
+    and ``not listed``, as :func:`moodle_grades`, and ``test student`` (Canvas's Test Student, left as it is)."""
     rows, bom = _read_csv(export)
     head = rows[0]
     for name in ("Student", "ID"):
@@ -499,7 +500,7 @@ def canvas_grades(root: str, assignment: str, export: str, out: str, column: str
     if column not in head:
         raise ValueError(f"{export}: no column {quoted(column)}")
     keep = [i for i, h in enumerate(head) if h in CANVAS_FIXED] + [head.index(column)]
-    at, ident = len(keep) - 1, keep.index(head.index("ID"))
+    at, ident, who = len(keep) - 1, keep.index(head.index("ID")), keep.index(head.index("Student"))
     table = [[(cells + [""] * len(head))[i] for i in keep] for cells in rows]
     maximum = None
     for cells in table[1:]:
@@ -507,12 +508,15 @@ def canvas_grades(root: str, assignment: str, export: str, out: str, column: str
             maximum = _number(cells[at])
     scores = {r["student"]: r for r in score_rows(root, assignment)}
     done = {"filled": [], "pending": [], "no LMS time": [], "excused": [], **{k: [] for k in NOT_GRADED},
-            "not listed": []}
+            "not listed": [], "test student": []}
     listed = set()
     for cells in table[1:]:
         student = cells[ident].strip()
         if not student.isdigit() or not student.isascii():
-            continue                                      # "Points Possible", "Manual Posting", a test student
+            continue                                      # "Points Possible", "Manual Posting"
+        if cells[who].strip() in TEST_STUDENT:
+            done["test student"].append(student)          # Canvas's own, in every course: never graded
+            continue
         row = _ready(student, scores, listed, done, _why_missing(root, assignment))
         if row is not None:
             cells[at] = _grade(_fitted(row, maximum, scale, f"Canvas's {quoted(column)}"))
@@ -615,7 +619,7 @@ def canvas_roster(export: str, out: str) -> dict[str, list[str]]:
             if any(c.strip() for c in cells) and name not in ("Points Possible", "Manual Posting"):
                 done["left out"].append(name or ident)
             continue
-        if name in ("Student, Test", "Test Student"):
+        if name in TEST_STUDENT:
             done["test student"].append(ident)
             continue
         if ident in done["students"]:
