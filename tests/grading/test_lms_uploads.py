@@ -7,15 +7,12 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import re
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
-from course_grader import handgrades, lms, report, uploads
-from test_lms import ASSIGNMENT, gradebook, run
+from course_grader import handgrades, lms, lms_in, report, uploads
+from test_lms import ASSIGNMENT, gradebook
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK = "encoder_from_scratch"
@@ -46,15 +43,24 @@ def _submissions(path: Path) -> Path:
     return path
 
 
-def test_an_upload_not_graded_is_named_for_what_it_was_in_every_step(tmp_path):
+def command(main, argv, root, monkeypatch, capsys):
+    """A command of the grader run in this process (its own ``main``, from the course root): (exit code,
+    what it printed)."""
+    monkeypatch.chdir(root)
+    capsys.readouterr()
+    code = main(argv)
+    return code, capsys.readouterr().out
+
+
+def test_an_upload_not_graded_is_named_for_what_it_was_in_every_step(tmp_path, monkeypatch, capsys):
     """A .py is "handed in a .py, not the notebook" (lms-collect, lms-times), a notebook refused at the
     gate or by autograde is an "invalid notebook" (lms-times, canvas-grades), never "no folder" or "no
     submission"; the class report lists each, with the reason, in its page and uploads.csv."""
     _canvas_download(tmp_path)
-    collected = run(["lms-collect", ASSIGNMENT, "--lms", "canvas"], tmp_path)
-    assert collected.returncode == 0, collected.stderr
-    assert "1002: handed in a .py, not the notebook: 'encoder_from_scratch.py' left out" in collected.stdout
-    assert "1003: 'encoder_from_scratch.ipynb' refused: " in collected.stdout
+    code, said = command(lms_in.main, [ASSIGNMENT, "--lms", "canvas"], tmp_path, monkeypatch, capsys)
+    assert code == 0
+    assert "1002: handed in a .py, not the notebook: 'encoder_from_scratch.py' left out" in said
+    assert "1003: 'encoder_from_scratch.ipynb' refused: " in said
     kept = uploads.read(str(tmp_path), ASSIGNMENT)
     assert [k for k, _ in kept["1002"]] == ["not the notebook"] and [k for k, _ in kept["1003"]] == ["invalid notebook"]
     gradebook(tmp_path, {"1001": (20, 9)})                          # 1004's notebook: refused by autograde
@@ -63,10 +69,11 @@ def test_an_upload_not_graded_is_named_for_what_it_was_in_every_step(tmp_path):
         w.writerow(["student", "notebook", "status", "passed", "parts", "failed", "guard_tampered", "why"])
         w.writerow(["1004", NOTEBOOK, "invalid", "0", "0", "", "", "a grade cell whose metadata is not nbgrader's"])
 
-    times = run(["lms-times", ASSIGNMENT, str(_submissions(tmp_path / "submissions_1.json"))], tmp_path)
-    assert times.returncode == 0, times.stderr
-    assert "not the notebook: 1 ('1002')" in times.stdout and "invalid notebook: 1 ('1003')" in times.stdout
-    assert "'1002': handed in a .py, not the notebook" in times.stdout and "no folder: 1 ('1005')" in times.stdout
+    code, said = command(lms.main, ["lms-times", ASSIGNMENT, str(_submissions(tmp_path / "submissions_1.json"))],
+                         tmp_path, monkeypatch, capsys)
+    assert code == 0
+    assert "not the notebook: 1 ('1002')" in said and "invalid notebook: 1 ('1003')" in said
+    assert "'1002': handed in a .py, not the notebook" in said and "no folder: 1 ('1005')" in said
     record = (tmp_path / f"uploads_{ASSIGNMENT}.json").read_bytes()
     (tmp_path / f"uploads_{ASSIGNMENT}.json").unlink()                # zip_collect's route keeps no record:
     done = lms.write_times(str(tmp_path), ASSIGNMENT, lms.read_lms(str(tmp_path / "submissions_1.json")))
@@ -78,17 +85,23 @@ def test_an_upload_not_graded_is_named_for_what_it_was_in_every_step(tmp_path):
     export = tmp_path / "canvas_gradebook.csv"
     export.write_text("Student,ID,SIS User ID,SIS Login ID,Section,Exercise 07 (4321)\n"
                       "    Points Possible,,,,,30.00\n" + "".join(f"S{u},{u},,,T,\n" for u in range(1001, 1006)))
-    grades = run(["canvas-grades", ASSIGNMENT, str(export), "--out", "canvas_grades.csv"], tmp_path)
-    assert grades.returncode == 0, grades.stderr
-    assert "filled: 1 ('1001')" in grades.stdout
-    assert "invalid notebook: 2 ('1003', '1004')" in grades.stdout and "not the notebook: 1 ('1002')" in grades.stdout
-    assert "no submission: 1 ('1005')" in grades.stdout
-    assert "'1004': not graded: encoder_from_scratch.ipynb: a grade cell whose metadata" in grades.stdout
+    code, said = command(lms.main, ["canvas-grades", ASSIGNMENT, str(export), "--out", "canvas_grades.csv"],
+                         tmp_path, monkeypatch, capsys)
+    assert code == 0
+    assert "filled: 1 ('1001')" in said
+    assert "invalid notebook: 2 ('1003', '1004')" in said and "not the notebook: 1 ('1002')" in said
+    assert "no submission: 1 ('1005')" in said
+    assert "'1004': not graded: encoder_from_scratch.ipynb: a grade cell whose metadata" in said
 
-    page, files = report.write_report(tmp_path, ASSIGNMENT)
-    html = page.read_text()
+    graded = [report.Student("1001")]                 # the page's other sections need a graded class: none here
+    data = {"assignment": ASSIGNMENT, "students": graded, "parts": [], "mistakes": [], "disagreements": [],
+            "hints": [], "written": [], "answers": [], "pairs": [], "library": [], "groups": [], "copy_note": "",
+            "any_mistake_named": False, "any_hints": False, "any_kind": False,
+            "uploads": report.upload_table(tmp_path, ASSIGNMENT, graded)}
+    html = report.render(data)
+    report.write_csvs(tmp_path, data)
     assert 'id="uploads"' in html
-    rows = {(r["student"], r["kind"], r["graded"]) for r in csv.DictReader(open(page.parent / "uploads.csv"))}
+    rows = {(r["student"], r["kind"], r["graded"]) for r in csv.DictReader(open(tmp_path / "uploads.csv"))}
     assert rows == {("1002", "not the notebook", "no"), ("1003", "invalid notebook", "no"),
                     ("1004", "invalid notebook", "no")}
     for student in ("1002", "1003", "1004"):
@@ -109,31 +122,35 @@ CANVAS_EXPORT = "\ufeff" + "\n".join([
 ]) + "\n"
 
 
-def test_the_class_list_from_canvas_gradebook_export(tmp_path):
+def test_the_class_list_from_canvas_gradebook_export(tmp_path, monkeypatch, capsys):
     """roster-from-canvas: nbgrader's class list, one row per student (Canvas's user id as the id), the
     rows Canvas adds and its Test Student left out; nbgrader imports it, and canvas-grades then matches
     the same ids."""
     export = tmp_path / "canvas_gradebook.csv"
     export.write_text(CANVAS_EXPORT, encoding="utf-8")
-    proc = run(["roster-from-canvas", str(export), "--out", "students.csv"], tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert "students: 3 ('1001', '1002', '1003')" in proc.stdout and "test student: 1 ('1099')" in proc.stdout
+    code, said = command(lms.main, ["roster-from-canvas", str(export), "--out", "students.csv"], tmp_path,
+                         monkeypatch, capsys)
+    assert code == 0
+    assert "students: 3 ('1001', '1002', '1003')" in said and "test student: 1 ('1099')" in said
     with open(tmp_path / "students.csv", newline="") as f:
         got = list(csv.reader(f))
     assert got == [["id", "first_name", "last_name", "email", "lms_user_id"],
                    ["1001", "Ada", "Lovelace", "ada@example.org", "1001"],
                    ["1002", "Bob", "Babbage", "", "1002"],
                    ["1003", "Grace Brewster", "Hopper", "grace@example.org", "1003"]]
-    env = dict(os.environ, PATH=f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}")
-    imported = subprocess.run([sys.executable, "-m", "nbgrader", "db", "student", "import", "students.csv"],
-                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
-    assert imported.returncode == 0, imported.stderr
     from nbgrader.api import Gradebook
+    from nbgrader.apps.dbapp import DbStudentImportApp  # `nbgrader db student import students.csv`
+
+    gradebook(tmp_path, {})                      # nbgrader's migrations made once for the module, then copied
+    app = DbStudentImportApp()
+    app.initialize(["students.csv", f"--CourseDirectory.root={tmp_path}"])
+    app.start()
     with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gb:
         assert sorted((s.id, s.first_name, s.last_name, s.email) for s in gb.students) == [
             ("1001", "Ada", "Lovelace", "ada@example.org"), ("1002", "Bob", "Babbage", None),
             ("1003", "Grace Brewster", "Hopper", "grace@example.org")]
-    assert run(["roster-from-canvas", str(export), "--out", str(export)], tmp_path).returncode == 2
+    assert command(lms.main, ["roster-from-canvas", str(export), "--out", str(export)], tmp_path, monkeypatch,
+                   capsys)[0] == 2
 
 
 # ------------------------------------------------------------------ what a TA without an account can and cannot do
