@@ -68,7 +68,9 @@ def keep(root: str, assignment: str, lines: list[str]) -> dict[str, list[list[st
     record = read(root, assignment)
     record.update({s: n for s, n in notes.items() if s not in kept_as_was})
     path = _record(root, assignment)
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
+    fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    os.fchmod(fd, 0o600)                                # student data: the instructor's alone, whatever the umask
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
         json.dump({s: n for s, n in sorted(record.items()) if n}, f, indent=1)
     os.replace(path + ".tmp", path)
     return notes

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 import zipfile
 from pathlib import Path
@@ -62,6 +63,7 @@ def test_an_upload_not_graded_is_named_for_what_it_was_in_every_step(tmp_path, m
     assert "1002: handed in a .py, not the notebook: 'encoder_from_scratch.py' left out" in said
     assert "1003: 'encoder_from_scratch.ipynb' refused: " in said
     kept = uploads.read(str(tmp_path), ASSIGNMENT)
+    assert os.stat(tmp_path / f"uploads_{ASSIGNMENT}.json").st_mode & 0o777 == 0o600      # whatever the umask
     assert [k for k, _ in kept["1002"]] == ["not the notebook"] and [k for k, _ in kept["1003"]] == ["invalid notebook"]
     gradebook(tmp_path, {"1001": (20, 9)})                          # 1004's notebook: refused by autograde
     with open(tmp_path / f"verdicts_{ASSIGNMENT}.csv", "w", newline="") as f:
