@@ -48,8 +48,10 @@ INSTRUCTOR_STAMP := $(VENV)/.installed-instructor
 instructor: $(INSTRUCTOR_STAMP) sandbox-deps
 	chmod 700 .
 	@echo "The course directory is now yours alone (chmod 700: other accounts cannot enter it)."
-	@echo "Next: source $(VENV)/bin/activate, then docs/instructors.md section 1 (python -m course_grader new-seeds,"
-	@echo "nbgrader generate_assignment 07_exercise); for an LMS class, docs/customising.md."
+	@echo "Next: source $(VENV)/bin/activate, then docs/instructors.md, section '1. Make the student version':"
+	@echo "  python -m course_grader new-seeds, then nbgrader generate_assignment 07_exercise."
+	@echo "A Moodle or Canvas class: docs/customising.md, 'The class list' (Canvas: roster-from-canvas)"
+	@echo "and 'The LMS round trip, without hand work'."
 
 $(INSTRUCTOR_STAMP): $(STAMP) grader/pyproject.toml
 	$(PY) -m pip install -q -e grader

@@ -89,6 +89,27 @@ def test_the_install_step_gives_the_grader_in_a_fresh_environment(tmp_path):
     assert bwrap.returncode == 0, "the install step leaves bubblewrap on PATH"
 
 
+def test_make_instructor_ends_with_the_next_step():
+    """Issue 49 item 10: `make instructor` ended silently. Its last lines name the guide's next step: a
+    section of docs/instructors.md that exists and holds the commands named, and the LMS sections of
+    docs/customising.md, which exist too."""
+    dry = subprocess.run(["make", "-n", "-W", "grader/pyproject.toml", "instructor", "VENV=/nonexistent/venv"],
+                         cwd=ROOT, capture_output=True, text=True)
+    said = " ".join(re.findall(r'^echo "(.*)"$', dry.stdout.split("chmod 700 .", 1)[1], re.M))
+    assert said.startswith("The course directory is now yours alone") and "Next:" in said, dry.stdout
+    section = re.search(r"docs/instructors\.md, section '([^']+)'", said).group(1)
+    text = INSTRUCTORS.read_text(encoding="utf-8")
+    body = text[text.index(f"## {section}\n"):]
+    body = body[:body.index("\n## ")]
+    for command in re.findall(r"(python -m course_grader [\w-]+|nbgrader [\w_]+ 07_exercise)", said):
+        assert command in body, (section, command)
+    assert "new-seeds" in said and "generate_assignment" in said
+    customising = (ROOT / "docs" / "customising.md").read_text(encoding="utf-8")
+    for title in re.findall(r"'([^']+)'", said.split("docs/customising.md", 1)[1]):
+        assert f"## {title}\n" in customising, title
+    assert "roster-from-canvas" in customising
+
+
 def test_every_later_command_needs_only_what_the_install_step_gives():
     """Each `python -m course_grader` and `nbgrader` command of the instructor's pages comes after a set-up
     that installs the grader (the Makefile target the page names installs grader/)."""

@@ -47,11 +47,13 @@ grading worksheet or Canvas's submissions list, show the score table (after the 
 export, pack feedback/ for Moodle's feedback-files upload, and write the grades back in Moodle's
 grading worksheet or Canvas's gradebook import file.
 
+       python -m course_grader roster-from-canvas GRADEBOOK [--out students.csv]
        python -m course_grader canvas-feedback ASSIGNMENT SUBMISSIONS.json... [--out canvas_feedback.zip]
        python -m course_grader handout ASSIGNMENT [--out ASSIGNMENT.zip]
 
-Canvas's Re-Upload Submissions zip of the feedback pages; the released folder (notebook and figures) as
-one zip for the LMS.
+nbgrader's class list from Canvas's gradebook export (for `nbgrader db student import`, the Test Student
+and the Points Possible row left out); Canvas's Re-Upload Submissions zip of the feedback pages; the
+released folder (notebook and figures) as one zip for the LMS.
 
        python -m course_grader ta-sheet ASSIGNMENT QUESTION... --out ta1.csv
        python -m course_grader ta-grades ASSIGNMENT ta1.csv
@@ -94,7 +96,7 @@ def main(argv=None) -> int:
         from .points import main as points_main
         return points_main(argv[1:])
     if argv[0] in ("lms-times", "scores", "lms-feedback", "moodle-grades", "canvas-grades", "canvas-feedback",
-                   "handout"):
+                   "handout", "roster-from-canvas"):
         from .lms import main as lms_main
         return lms_main(argv)
     if argv[0] != "autograde":

@@ -56,6 +56,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
+from . import uploads
 from .submissions import plain_id, quoted
 
 MOODLE_TIME = "%A, %d %B %Y, %I:%M %p"            # "Friday, 5 December 2026, 1:30 AM"
@@ -69,7 +70,8 @@ class Handed:
     """What the LMS says of one student's submission: the time it was handed in (UTC), the student's own
     due date (an extension or a user override; None: the assignment's), the seconds late by the LMS's
     own count (None: it gives none; the time against the due date then), excused (no penalty), and, for
-    Canvas, the attachment id of the notebook and the name its download files carry."""
+    Canvas, the attachment id of the notebook, the name its download files carry and the names of the
+    files handed in (the latest attempt's attachments)."""
 
     when: datetime | None
     due: datetime | None = None
@@ -77,6 +79,7 @@ class Handed:
     excused: bool = False
     attachment: str | None = None
     name: str = ""
+    files: tuple[str, ...] = ()
 
     def late_by(self) -> float | None:
         """Seconds late as the LMS counts them; None when only the assignment's due date can tell."""
@@ -103,10 +106,11 @@ def _canvas(row: dict) -> Handed:
     notebooks = [a for a in row.get("attachments") or [] if str(a.get("display_name") or a.get("filename") or "")
                  .lower().endswith(".ipynb")] or list(row.get("attachments") or [])
     user = row.get("user") if isinstance(row.get("user"), dict) else {}
+    files = tuple(str(a.get("display_name") or a.get("filename") or "") for a in row.get("attachments") or [])
     return Handed(_utc(row.get("submitted_at")), _utc(row.get("cached_due_date")),
                   None if seconds is None else float(seconds), bool(row.get("excused")),
                   str(notebooks[0]["id"]) if notebooks and "id" in notebooks[0] else None,
-                  str(user.get("sortable_name") or user.get("name") or ""))
+                  str(user.get("sortable_name") or user.get("name") or ""), files)
 
 
 def _moodle_time(text: str, zone: ZoneInfo) -> datetime | None:
@@ -186,10 +190,14 @@ def write_times(root: str, assignment: str, times: dict[str, Handed | datetime |
     ``lms_times_<assignment>.json``, where the penalty is computed from at the end.
 
     Returns what it did, by outcome: ``written``, ``no time`` (the LMS has no submission time),
-    ``no folder`` (in the export, not in ``submitted/``), ``not listed`` (a folder the export does not
-    name), ``refused`` (an id that is not a plain name, or a folder or file that is a symbolic link)."""
+    ``no folder`` (in the export, not in ``submitted/``: nothing collected), ``invalid notebook`` and
+    ``not the notebook`` (no folder because the upload was refused or was a ``.py``: :mod:`.uploads`),
+    ``not listed`` (a folder the export does not name), ``refused`` (an id that is not a plain name, or a
+    folder or file that is a symbolic link)."""
     times = {s: h if isinstance(h, Handed) else Handed(h) for s, h in times.items()}
-    done = {"written": [], "no time": [], "no folder": [], "not listed": [], "refused": []}
+    done = {"written": [], "no time": [], "no folder": [], "invalid notebook": [], "not the notebook": [],
+            "not listed": [], "refused": []}
+    found = uploads.problems(root, assignment)
     base = os.path.join(root, "submitted")
     present = set(os.listdir(base)) if os.path.isdir(base) else set()
     done["not listed"] = sorted(present - set(times))
@@ -199,7 +207,8 @@ def write_times(root: str, assignment: str, times: dict[str, Handed | datetime |
         if not plain_id(student):
             done["refused"].append(student)
         elif student not in present or not os.path.isdir(folder):
-            done["no folder"].append(student)
+            why = uploads.missing(root, assignment, student, handed.files, found) if handed.when else None
+            done[why[0] if why else "no folder"].append(student)
         elif os.path.islink(os.path.join(base, student)) or os.path.islink(folder):
             done["refused"].append(student)
         elif handed.when is None:
@@ -347,6 +356,7 @@ def moodle_feedback(root: str, assignment: str, worksheet: str, out: str) -> dic
 
 CANVAS_FIXED = ("Student", "ID", "SIS User ID", "SIS Login ID", "Integration ID", "Section")
 CANVAS_COLUMN = re.compile(r".+ \(\d+\)")       # an assignment's column: "Exercise 07 (12345)"
+TEST_STUDENT = ("Student, Test", "Test Student")     # Canvas's Test Student, in every course (Student View)
 
 
 def _read_csv(path: str) -> tuple[list[list[str]], bool]:
@@ -393,12 +403,15 @@ def feedback_comment(row: dict) -> str:
             f"{row['score']:g} of {row['max']:g}. The feedback page shows each part.")
 
 
-def _ready(student: str, scores: dict[str, dict], listed: set, done: dict[str, list[str]]) -> dict | None:
-    """The student's score row when it can go to the LMS; else None, with the reason noted in ``done``."""
+def _ready(student: str, scores: dict[str, dict], listed: set, done: dict[str, list[str]],
+           why_missing=None) -> dict | None:
+    """The student's score row when it can go to the LMS; else None, with the reason noted in ``done``
+    (``why_missing(student)``: the kind of upload that is not graded, :func:`.uploads.missing`)."""
     listed.add(student)
     row = scores.get(student)
     if row is None:
-        done["no submission"].append(student)
+        why = why_missing(student) if why_missing else None
+        done[why[0] if why else "no submission"].append(student)
     elif row["time"] in ("stale", "no LMS time"):
         done["no LMS time"].append(student)
     elif row["pending"]:
@@ -410,14 +423,25 @@ def _ready(student: str, scores: dict[str, dict], listed: set, done: dict[str, l
     return None
 
 
+#: a listed student with no graded submission, by why (:mod:`.uploads`): never "no submission" for a refused upload
+NOT_GRADED = ("invalid notebook", "not the notebook", "no submission")
+
+
+def _why_missing(root: str, assignment: str):
+    """``student -> (kind, why) or None``, from :mod:`.uploads` (its records read once)."""
+    found = uploads.problems(root, assignment)
+    return lambda student: uploads.missing(root, assignment, student, (), found)
+
+
 def moodle_grades(root: str, assignment: str, worksheet: str, out: str, scale: bool = False) -> dict[str, list[str]]:
     """Moodle's grading worksheet (as downloaded) with ``Grade`` and ``Feedback comments`` filled in for
     every participant with a complete submission in the gradebook, written to ``out`` for *Upload grading
     worksheet*; every other cell as Moodle wrote it, every cell quoted as Moodle quotes them.
 
     Returns ``filled``, ``pending`` (written answers not graded by hand yet: left as they were),
-    ``locked`` (``Grade can be changed`` is No), ``no submission`` (listed, not in the gradebook) and
-    ``not listed`` (in the gradebook, not in the worksheet)."""
+    ``locked`` (``Grade can be changed`` is No), ``invalid notebook`` and ``not the notebook`` (an upload
+    refused, or a ``.py`` handed in: :mod:`.uploads`), ``no submission`` (listed, nothing handed in or
+    collected) and ``not listed`` (in the gradebook, not in the worksheet)."""
     rows, bom = _read_csv(worksheet)
     head = rows[0]
     for name in ("Identifier", "Grade", "Maximum Grade"):
@@ -425,7 +449,8 @@ def moodle_grades(root: str, assignment: str, worksheet: str, out: str, scale: b
             raise ValueError(f"{worksheet}: no column {quoted(name)}: not Moodle's grading worksheet")
     col = {name: i for i, name in enumerate(head)}
     scores = {r["student"]: r for r in score_rows(root, assignment)}
-    done = {"filled": [], "pending": [], "no LMS time": [], "locked": [], "no submission": [], "not listed": []}
+    done = {"filled": [], "pending": [], "no LMS time": [], "locked": [], **{k: [] for k in NOT_GRADED},
+            "not listed": []}
     listed = set()
     for cells in rows[1:]:
         if len(cells) < len(head):
@@ -434,7 +459,7 @@ def moodle_grades(root: str, assignment: str, worksheet: str, out: str, scale: b
         if not m:
             raise ValueError(f"{worksheet}: {quoted(cells[col['Identifier']])} is not Moodle's 'Participant N'")
         student = m.group(1)
-        row = _ready(student, scores, listed, done)
+        row = _ready(student, scores, listed, done, _why_missing(root, assignment))
         if row is None:
             continue
         if "Grade can be changed" in col and cells[col["Grade can be changed"]].strip().lower() == "no":
@@ -459,7 +484,8 @@ def canvas_grades(root: str, assignment: str, export: str, out: str, column: str
     each student whose ``ID`` has a complete submission in the gradebook. The ``Points Possible`` row
     and any other row without a numeric ``ID`` are copied as they are.
 
-    Returns ``filled``, ``pending``, ``no submission`` and ``not listed``, as :func:`moodle_grades`."""
+    Returns ``filled``, ``pending``, ``excused``, ``invalid notebook``, ``not the notebook``, ``no submission``
+    and ``not listed``, as :func:`moodle_grades`, and ``test student`` (Canvas's Test Student, left as it is)."""
     rows, bom = _read_csv(export)
     head = rows[0]
     for name in ("Student", "ID"):
@@ -474,20 +500,24 @@ def canvas_grades(root: str, assignment: str, export: str, out: str, column: str
     if column not in head:
         raise ValueError(f"{export}: no column {quoted(column)}")
     keep = [i for i, h in enumerate(head) if h in CANVAS_FIXED] + [head.index(column)]
-    at, ident = len(keep) - 1, keep.index(head.index("ID"))
+    at, ident, who = len(keep) - 1, keep.index(head.index("ID")), keep.index(head.index("Student"))
     table = [[(cells + [""] * len(head))[i] for i in keep] for cells in rows]
     maximum = None
     for cells in table[1:]:
         if cells[0].strip() == "Points Possible":
             maximum = _number(cells[at])
     scores = {r["student"]: r for r in score_rows(root, assignment)}
-    done = {"filled": [], "pending": [], "no LMS time": [], "excused": [], "no submission": [], "not listed": []}
+    done = {"filled": [], "pending": [], "no LMS time": [], "excused": [], **{k: [] for k in NOT_GRADED},
+            "not listed": [], "test student": []}
     listed = set()
     for cells in table[1:]:
         student = cells[ident].strip()
         if not student.isdigit() or not student.isascii():
-            continue                                      # "Points Possible", "Manual Posting", a test student
-        row = _ready(student, scores, listed, done)
+            continue                                      # "Points Possible", "Manual Posting"
+        if cells[who].strip() in TEST_STUDENT:
+            done["test student"].append(student)          # Canvas's own, in every course: never graded
+            continue
+        row = _ready(student, scores, listed, done, _why_missing(root, assignment))
         if row is not None:
             cells[at] = _grade(_fitted(row, maximum, scale, f"Canvas's {quoted(column)}"))
             done["filled"].append(student)
@@ -549,10 +579,60 @@ def handout(root: str, assignment: str, out: str) -> list[str]:
     return packed
 
 
-def _report(done: dict[str, list[str]]) -> None:
+def _report(done: dict[str, list[str]], root: str | None = None, assignment: str = "",
+            handed: dict[str, Handed] | None = None) -> None:
+    """Each outcome, its count and its students; with ``root``, a line for each student whose upload was
+    not graded saying why (:func:`.uploads.missing`: "handed in a .py, not the notebook", the refusal)."""
     for outcome, students in done.items():
         if students:
             print(f"{outcome}: {len(students)} ({', '.join(quoted(s) for s in students)})")
+    if root is None:
+        return
+    found = uploads.problems(root, assignment)
+    for student in done.get("invalid notebook", []) + done.get("not the notebook", []):
+        files = handed[student].files if handed and student in handed else ()
+        why = uploads.missing(root, assignment, student, files, found)
+        if why:
+            print(f"  {quoted(student)}: {why[1]}")
+
+
+def canvas_roster(export: str, out: str) -> dict[str, list[str]]:
+    """nbgrader's class list (``id,first_name,last_name,email,lms_user_id``, for ``nbgrader db student
+    import``) from Canvas's gradebook export: a row for each student, ``id`` and ``lms_user_id`` the
+    ``ID`` column (Canvas's user id: the number in the download's file names, in the submissions list and
+    in the gradebook import), the names from ``Student`` (Canvas's sortable name, "Last, First"), the
+    e-mail from ``SIS Login ID`` when it is an address (else empty). Left out: the rows without a numeric
+    ``ID`` ("Points Possible", "Manual Posting") and Canvas's Test Student ("Student, Test", which every
+    course has). Returns ``students``, ``test student`` and ``left out`` (other rows, by their first cell)."""
+    rows, _ = _read_csv(export)
+    head = rows[0] if rows else []
+    for name in ("Student", "ID"):
+        if name not in head:
+            raise ValueError(f"{export}: no column {quoted(name)}: not Canvas's gradebook export")
+    col = {name: i for i, name in enumerate(head)}
+    done = {"students": [], "test student": [], "left out": []}
+    table = [["id", "first_name", "last_name", "email", "lms_user_id"]]
+    for cells in rows[1:]:
+        cells = cells + [""] * (len(head) - len(cells))
+        name, ident = cells[col["Student"]].strip(), cells[col["ID"]].strip()
+        if not (ident.isdigit() and ident.isascii()):
+            if any(c.strip() for c in cells) and name not in ("Points Possible", "Manual Posting"):
+                done["left out"].append(name or ident)
+            continue
+        if name in TEST_STUDENT:
+            done["test student"].append(ident)
+            continue
+        if ident in done["students"]:
+            continue                                     # listed once per section in some exports
+        last, comma, first = name.partition(",")
+        if not comma:
+            first, _, last = name.rpartition(" ")
+        login = cells[col["SIS Login ID"]].strip() if "SIS Login ID" in col else ""
+        email = login if re.fullmatch(r"[^@\s,]+@[^@\s,]+\.[^@\s,]+", login) else ""
+        table.append([ident, first.strip(), last.strip(), email, ident])
+        done["students"].append(ident)
+    _write_csv(out, table, False)
+    return done
 
 
 def main(argv: list[str]) -> int:
@@ -584,6 +664,9 @@ def main(argv: list[str]) -> int:
     k.add_argument("assignment")
     k.add_argument("submissions", nargs="+", help="Canvas's submissions list (.json), every page, as for lms-times")
     k.add_argument("--out", default="canvas_feedback.zip")
+    r = sub.add_parser("roster-from-canvas", help="nbgrader's class list from Canvas's gradebook export")
+    r.add_argument("export", help="Canvas's gradebook export (.csv), as downloaded")
+    r.add_argument("--out", default="students.csv")
     h = sub.add_parser("handout", help="release/ASSIGNMENT/ as one zip for the LMS, figures included")
     h.add_argument("assignment")
     h.add_argument("--out", help="default: ASSIGNMENT.zip")
@@ -591,8 +674,9 @@ def main(argv: list[str]) -> int:
     root = os.getcwd()
     try:
         if args.command == "lms-times":
-            done = write_times(root, args.assignment, read_lms(args.export, args.timezone))
-            _report(done)
+            handed = read_lms(args.export, args.timezone)
+            done = write_times(root, args.assignment, handed)
+            _report(done, root, args.assignment, handed)
             if done["not listed"]:
                 print(f"lms-times: {len(done['not listed'])} folder(s) in submitted/ the LMS's list does not name: "
                       f"{', '.join(quoted(s) for s in done['not listed'])}; their late penalty is unknown. Give "
@@ -602,6 +686,13 @@ def main(argv: list[str]) -> int:
             rows = score_rows(root, args.assignment)
             print(format_scores(rows))
             return 1 if any(r["time"] in ("stale", "no LMS time") for r in rows) else 0
+        if args.command == "roster-from-canvas":
+            if os.path.realpath(args.out) == os.path.realpath(args.export):
+                raise ValueError(f"--out {quoted(args.out)}: the LMS's own file; write to another")
+            done = canvas_roster(args.export, args.out)
+            _report(done)
+            print(f"wrote {args.out}: import it with nbgrader db student import {args.out}")
+            return 0 if done["students"] else 1
         if args.command == "handout":
             out = args.out or f"{args.assignment}.zip"
             packed = handout(root, args.assignment, out)
@@ -620,7 +711,7 @@ def main(argv: list[str]) -> int:
             done = (moodle_grades(root, args.assignment, args.worksheet, args.out, args.scale)
                     if args.command == "moodle-grades" else
                     canvas_grades(root, args.assignment, args.export, args.out, args.column, args.scale))
-            _report(done)
+            _report(done, root, args.assignment)
             where = ("Grading action > Upload grading worksheet" if args.command == "moodle-grades"
                      else "Grades > Import")
             print(f"wrote {args.out}: upload it under '{where}'")

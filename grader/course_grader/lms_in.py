@@ -42,7 +42,7 @@ import sys
 import tempfile
 import zipfile
 
-from . import notebook_in
+from . import notebook_in, uploads
 from .submissions import assignment_notebooks, gradebook_exists, plain_id
 
 log = logging.getLogger("course_grader.lms_in")
@@ -152,7 +152,9 @@ def plan(path: str, lms: str, notebooks: list[str], roster: set | None, limits: 
             notebook = notebook_name(own, notebooks)
             lone = own.lower().endswith(".ipynb") and len(notebooks) == 1
             if notebook is None and not lone:
-                notes.append(f"{student}: {ascii(own)[:80]} is not a notebook of the assignment (left out)")
+                notes.append(f"{student}: handed in a .py, not the notebook: {ascii(own)[:80]} left out (ask for "
+                             f"{notebooks[0]}.ipynb)" if own.lower().endswith(".py") else
+                             f"{student}: {ascii(own)[:80]} is not a notebook of the assignment (left out)")
                 continue
             key = (student, notebook or notebooks[0])
             exact = own == f"{notebook}.ipynb"
@@ -257,6 +259,7 @@ def main(argv: list) -> int:
         return 1
     for line in lines:
         print(line)
+    uploads.keep(coursedir.root, args.assignment, lines)      # for lms-times, the grades and the class report
     return 0
 
 

@@ -13,7 +13,10 @@ student data and says so at its top.
 * **hints.csv**: how far each student climbed the hint ladder, per part;
 * **copies.csv**: the similarity report's flags, pairs of students and students against course_lib;
 * **written.csv**: Part 9's written answers, graded or pending, and their scores;
-* **scores.csv**: one row per student, a column per part.
+* **scores.csv**: one row per student, a column per part;
+* **uploads.csv**: every upload refused, skipped, chosen among several or repaired before grading, per
+  student, with the reason (``lms-collect``'s log and autograde's invalid notebooks: :mod:`.uploads`),
+  and whether the student has a graded submission.
 
 Where the data come from: nbgrader's gradebook (scores, manual grades), the autograded notebooks (each
 test cell's verdict, recorded by :mod:`.recording` in the cell's metadata ``course_grader.verdict``;
@@ -38,7 +41,7 @@ from pathlib import Path
 from course_lib.grading.hints import PART_SECTIONS
 from course_lib.grading.parts import NUMBERS, PARTS, part_of_test
 
-from . import files_in, json_in
+from . import files_in, json_in, uploads
 from .html_out import clean_page
 
 NOT_RECORDED = "not recorded"
@@ -369,6 +372,15 @@ def _distribution(pairs) -> str:
     return "; ".join(f"{_number(score)}: {n}" for score, n in pairs)
 
 
+def upload_table(root: Path, assignment: str, students: list[Student]) -> list[dict]:
+    """One row per note on a student's upload (:func:`.uploads.problems`), students in order: the kind
+    ("invalid notebook", "not the notebook", "skipped", "chosen", "repaired"), the note, and whether the
+    student has a graded submission (in the gradebook)."""
+    graded = {s.id for s in students}
+    return [{"student": student, "kind": kind, "note": text, "graded": student in graded}
+            for student, notes in sorted(uploads.problems(str(root), assignment).items()) for kind, text in notes]
+
+
 def write_csvs(out: Path, data: dict) -> list[Path]:
     files = []
 
@@ -399,6 +411,8 @@ def write_csvs(out: Path, data: dict) -> list[Path]:
           [[s.id, *[_number(s.scores.get(p, (None,))[0]) if p not in s.not_tried else "not tried" for p in PARTS],
             *[_number(s.written.get(a, (None,))[0]) if s.written.get(a, (None,))[0] is not None else "pending"
               for a in data["answers"]]] for s in data["students"]])
+    write("uploads.csv", ["student", "kind", "graded", "note"],
+          [[r["student"], r["kind"], "yes" if r["graded"] else "no", r["note"]] for r in data.get("uploads", [])])
     return files
 
 
@@ -483,7 +497,8 @@ def build(root: Path, assignment: str) -> dict:
     data = {"assignment": assignment, "students": students, "parts": part_table(students),
             "mistakes": mistake_table(students), "disagreements": disagreement_table(students),
             "hints": hint_table(students), "written": written_table(students),
-            "answers": sorted({a for s in students for a in s.written})}
+            "answers": sorted({a for s in students for a in s.written}),
+            "uploads": upload_table(Path(root), assignment, students)}
     data["pairs"], data["library"], data["groups"], data["copy_note"] = copy_tables(Path(root), assignment, students)
     data["any_mistake_named"] = any(r["named"] for r in data["mistakes"])
     data["any_hints"] = any(s.hints is not None for s in students)

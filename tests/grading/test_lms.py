@@ -305,7 +305,8 @@ def test_canvas_round_trip_download_in_gradebook_import_out(tmp_path):
     proc = run(["canvas-grades", ASSIGNMENT, str(export), "--column", "Exercise 07 (4321)",
                 "--out", "canvas_grades.csv"], tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "filled: 2 ('1001', '1002')" in proc.stdout and "no submission: 2 ('1003', '1099')" in proc.stdout
+    assert "filled: 2 ('1001', '1002')" in proc.stdout and "no submission: 1 ('1003')" in proc.stdout
+    assert "test student: 1 ('1099')" in proc.stdout
     raw = (tmp_path / "canvas_grades.csv").read_bytes()
     assert raw.startswith(b"\xef\xbb\xbf")                         # as Canvas wrote it
     with open(tmp_path / "canvas_grades.csv", newline="", encoding="utf-8-sig") as f:
@@ -380,7 +381,8 @@ def _hand_grades(root, marks):
         for sub in gb.assignment_submissions(ASSIGNMENT):
             for grade in sub.notebooks[0].grades:
                 if grade.cell.name == "answer_reverser":
-                    grade.manual_score, grade.needs_manual_grade = marks[sub.student.id][1], False
+                    grade.manual_score = marks[sub.student.id][1]
+                    grade.needs_manual_grade = grade.manual_score is None
         gb.db.commit()
 
 
@@ -503,22 +505,42 @@ def canvas_round_one(tmp_path_factory):
     return root, rounds, marks, expect
 
 
-@pytest.mark.parametrize("order", ORDERS, ids=["-".join(o) for o in ORDERS])
+FORGOT = ("autograde", "hand")          # a new download graded, lms-times not run again on a fresh export
+DOCUMENTED = ("lms-times", "autograde", "hand")
+HAND_LATER = ("hand grading after the second download",)   # round one's hand grades not given yet
+
+
+@pytest.mark.parametrize("order", [*ORDERS, FORGOT, HAND_LATER],
+                         ids=[*("-".join(o) for o in ORDERS), "lms-times-forgotten", "hand-grading-later"])
 def test_canvas_class_replayed_every_grade_as_canvas_rules_give_it(tmp_path, canvas_round_one, order):
     """Issue 49: 120 students over two pages of the API, extensions, late, excused, a late-policy status,
     a resubmission 33 h late after a second download, under the built-in "zero" policy: whatever the
     order of lms-times, autograde and hand grading in the second round, every grade that goes to Canvas,
-    every score and every feedback page is the one Canvas's own data gives."""
+    every score and every feedback page is the one Canvas's own data gives. Without lms-times on the
+    second round's list, the students who handed in again get no grade (stale), the others theirs; with
+    no hand grade given before the second autograde, the penalty still covers the hand-graded points."""
+    check_canvas_replay(tmp_path, canvas_round_one, order)
+
+
+def check_canvas_replay(tmp_path, canvas_round_one, order):
     first, rounds, marks, expect = canvas_round_one
     root = tmp_path / "course"
     shutil.copytree(first, root)
     students = sorted(expect)
     handed = students[:-1]
-    _download(root, 2, {s: 2 if (int(s) - 2000) % 10 == 3 else 1 for s in handed})   # zip_collect --force
+    again = {s for s in handed if (int(s) - 2000) % 10 == 3}
+    _download(root, 2, {s: 2 if s in again else 1 for s in handed})   # zip_collect --force
+    if order == HAND_LATER:
+        _hand_grades(root, dict.fromkeys(marks, (0, None)))         # nothing graded by hand in round one
+        order = DOCUMENTED
     _replay(root, order, _pages(tmp_path / "round2", rounds[2]), marks, ZERO, 2)
+    stale = set() if "lms-times" in order else again
 
     rows = {r["student"]: r for r in lms.score_rows(str(root), ASSIGNMENT)}
     for s in handed:
+        if s in stale:
+            assert rows[s]["time"] == "stale", s
+            continue
         want = 0.0 if expect[s] == "EX" else expect[s]
         assert (rows[s]["score"], rows[s]["time"]) == (
             want if expect[s] != "EX" else float(sum(marks[s])),
@@ -529,11 +551,15 @@ def test_canvas_class_replayed_every_grade_as_canvas_rules_give_it(tmp_path, can
         got = {r["ID"]: r["Exercise 07 (4321)"] for r in csv.DictReader(f) if r["ID"]}
     for s in students:
         want = expect[s]
-        assert got[s] == ("EX" if want == "EX" else "" if want is None else f"{want:.2f}"), s
-    assert done["no LMS time"] == [] and done["pending"] == [] and len(done["excused"]) == 12
+        assert got[s] == ("" if s in stale else "EX" if want == "EX" else "" if want is None else f"{want:.2f}"), s
+    assert done["no LMS time"] == sorted(stale) and done["pending"] == [] and len(done["excused"]) == 12
     assert done["no submission"] == [students[-1]]
     for s in handed[:6]:                                           # a student of each kind: the feedback page
-        assert _feedback_score(root, s) == (sum(marks[s]) if expect[s] == "EX" else expect[s]), s
+        if s in stale:
+            with pytest.raises(ValueError, match="lms-times"):
+                _feedback_score(root, s)
+        else:
+            assert _feedback_score(root, s) == (sum(marks[s]) if expect[s] == "EX" else expect[s]), s
 
 
 def moodle_class(n=12):
@@ -569,7 +595,12 @@ VALID = [o for o in ORDERS if o.index("autograde") < o.index("hand")]   # the fo
 def test_moodle_class_with_a_user_override_every_order(tmp_path, order):
     """Issue 49: a participant with a user override (Moodle's "Due date" column) and one with an extension
     are on time; the others' penalties are the docs' plugin on the final total; lms-times before, between
-    or after autograding and hand grading."""
+    or after autograding and hand grading. Then a participant hands in again and the new download is
+    graded before a fresh worksheet is read: their old time is not restored, no grade of theirs goes out."""
+    check_moodle_replay(tmp_path, order)
+
+
+def check_moodle_replay(tmp_path, order):
     text, marks, expect = moodle_class()
     sheet = tmp_path / "grading_worksheet.csv"
     sheet.write_text(text, encoding="utf-8")
@@ -590,6 +621,77 @@ def test_moodle_class_with_a_user_override_every_order(tmp_path, order):
     assert got == expect
     assert {s: _feedback_score(tmp_path, s) for s in ("3001", "3002", "3003", "3004")} == \
         {s: expect[s] for s in ("3001", "3002", "3003", "3004")}
+    _download(tmp_path, 2, {"3006": 2})                            # handed in again, after the due date
+    _stamped_autograde(tmp_path, marks, PER_HOUR)
+    assert {r["student"]: r["time"] for r in lms.score_rows(str(tmp_path), ASSIGNMENT)}["3006"] == "stale"
+    done = lms.moodle_grades(str(tmp_path), ASSIGNMENT, str(sheet), str(tmp_path / "moodle_grades.csv"))
+    assert done["no LMS time"] == ["3006"] and len(done["filled"]) == len(expect) - 1
+
+
+# ------------------------------------------------------------------ the replays catch a planted defect
+
+def _plant_extensions_ignored(monkeypatch):
+    """The LMS's own due date and lateness dropped: the time against the assignment's due date only."""
+    monkeypatch.setattr(lms.Handed, "late_by", lambda self: 0.0 if self.excused else None)
+
+
+def _plant_penalty_before_hand_grades(monkeypatch):
+    """nbgrader's own behaviour: the penalty autograde fixed (from the autograded points) is never settled."""
+    from course_grader import late
+
+    real = late.settle
+
+    def settle(gb, root, assignment, assign, students=None):
+        fixed = {nb.id: nb.late_submission_penalty for sub in gb.assignment_submissions(assignment)
+                 for nb in sub.notebooks}
+        status = real(gb, root, assignment, assign, students)
+        for sub in gb.assignment_submissions(assignment):
+            for nb in sub.notebooks:
+                nb.late_submission_penalty = fixed[nb.id]
+        gb.db.commit()
+        return status
+    monkeypatch.setattr(late, "settle", settle)
+
+
+def _plant_stale_time_restored(monkeypatch):
+    """A kept time restored and used whatever notebook is now in submitted/ (no digest compared)."""
+    from course_grader import late
+
+    def any_notebook(root, assignment, student, kept):
+        return kept.get(student)
+    monkeypatch.setattr(lms, "time_for", any_notebook)
+    monkeypatch.setattr(late, "time_for", any_notebook)
+
+
+def _plant_first_page_only(monkeypatch):
+    """Only the first page of Canvas's list read."""
+    real = lms.read_lms
+    monkeypatch.setattr(lms, "read_lms", lambda paths, tz="UTC": real(paths if isinstance(paths, str) else paths[:1],
+                                                                      tz))
+
+
+PLANTS = {"extensions ignored": _plant_extensions_ignored,
+          "penalty before hand grades": _plant_penalty_before_hand_grades,
+          "stale time restored": _plant_stale_time_restored,
+          "first page only": _plant_first_page_only}
+ORDER_FOR = {"stale time restored": FORGOT, "penalty before hand grades": HAND_LATER}
+
+
+@pytest.mark.parametrize("plant", PLANTS)
+def test_the_canvas_replay_catches_a_planted_defect(tmp_path, canvas_round_one, monkeypatch, plant):
+    """Each defect of issue 49, planted in the second round: the replay must fail (one order each, the one
+    where the defect shows: the documented order; lms-times forgotten for a stale time; no hand grade
+    before the second autograde for a penalty fixed then)."""
+    PLANTS[plant](monkeypatch)
+    with pytest.raises(AssertionError):
+        check_canvas_replay(tmp_path, canvas_round_one, ORDER_FOR.get(plant, DOCUMENTED))
+
+
+@pytest.mark.parametrize("plant", [p for p in PLANTS if p != "first page only"])   # a worksheet has no pages
+def test_the_moodle_replay_catches_a_planted_defect(tmp_path, monkeypatch, plant):
+    PLANTS[plant](monkeypatch)
+    with pytest.raises(AssertionError):
+        check_moodle_replay(tmp_path, DOCUMENTED)
 
 
 # ------------------------------------------------------------------ a TA without a hub: a sheet out, grades in
