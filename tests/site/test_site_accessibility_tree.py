@@ -121,12 +121,10 @@ def page_problems(page) -> tuple[list[str], dict]:
                      if not a11y_tree.name(n)]
         problems += [f"a {a11y_tree.role(n)} has no name" for n in of_role(*a11y_tree.CONTROL_ROLES)
                      if not a11y_tree.name(n)]
-        # a link named "how" or "here". A link named by its URL is checked in the notebooks, where it is
-        # written (tests/test_notebook_accessibility.py); once tools/name_links.py has been run on them,
-        # drop the `startswith`: a site built from the rewritten notebooks names none of these pages'
-        # 58, 66 and 46 links by a URL.
+        # a link named "how" or "here", or by its URL (the notebooks name their links, tools/name_links.py;
+        # tests/test_notebook_accessibility.py checks them where they are written)
         problems += [f"a link is named by {why}" for n in of_role("link")
-                     if (why := name_links.bad_name(a11y_tree.name(n))) and why.startswith("the word")]
+                     if (why := name_links.bad_name(a11y_tree.name(n)))]
         code = page.evaluate(CODE_JS)
         problems += [f"a code block in no named group: {text!r}" for text in code["ungrouped"]]
         seen["code groups"] = sum(1 for n in of_role("group") if a11y_tree.name(n) in ("code", "output"))
