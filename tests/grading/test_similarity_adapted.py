@@ -139,3 +139,40 @@ def test_what_the_contract_fixes_is_no_evidence(source):
     kept = " ".join(similarity.normalize(model))
     assert "normal_" in kept and "zero_" in kept
     assert "ModuleList" not in kept and "Identity" not in kept and "register_buffer" not in kept
+
+
+def test_the_class_report_shows_each_flag_and_the_part_it_is_flagged_as(source, hidden_class, matches, tmp_path):
+    """The class report's page and copies.csv list every part flagged against course_lib, and for a part
+    flagged through another part of the same student (``Match.corroborated``) they say "as <part>", as
+    the similarity command does; a part flagged on its own share says so."""
+    import re
+    import shutil
+
+    from course_grader import report
+    from course_grader.report import Student
+    for folder in ("release", "notebooks"):                 # the release's skeleton is the source's, solutions cut
+        (tmp_path / folder / "07_exercise").mkdir(parents=True)
+        shutil.copy(SOURCE, tmp_path / folder / "07_exercise" / SOURCE.name)
+    students = [Student(s, cells=cells) for s, cells in hidden_class.items()]
+    data = {"assignment": "07_exercise", "students": students, "parts": report.part_table(students),
+            "mistakes": report.mistake_table(students), "disagreements": report.disagreement_table(students),
+            "hints": report.hint_table(students), "written": report.written_table(students), "answers": [],
+            "any_mistake_named": False, "any_hints": False, "any_kind": False}
+    data["pairs"], data["library"], data["groups"], data["copy_note"] = report.copy_tables(tmp_path, "07_exercise",
+                                                                                          students)
+    want = {(m.student, m.part): m.corroborated for m in matches if m.flagged and m.other == similarity.LIBRARY}
+    assert {s for s, _ in want} == set(COPIES) and any(want.values()) and not all(want.values()), want
+    assert {(r["student"], r["part"]): r["as_part"] for r in data["library"] if r["other"] == "course_lib"} == want
+
+    page = report.clean_page(report.render(data))
+    table = page[page.index('<table id="library-table">'):]
+    table = table[:table.index("</table>")]
+    shown = {}
+    for row in re.findall(r"<tr[^>]*>(.*?)</tr>", table, re.S)[1:]:
+        cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+        if cells[2] == "course_lib":
+            shown[cells[0], cells[1]] = cells[-1]
+    assert shown == {key: f"as {p}" if p else "on its own" for key, p in want.items()}
+    report.write_csvs(tmp_path, data)
+    lines = (tmp_path / "copies.csv").read_text().splitlines()
+    assert lines[0].endswith(",flagged_as") and len(lines) == 1 + len(data["pairs"]) + len(data["library"])
