@@ -787,25 +787,26 @@ def _code_units(tree) -> list:
 
 
 def _hash_nodes(units: list) -> dict:
-    """{id(node): (hash, nodes)} for every node under ``units``, bottom up (linear in the tree)."""
+    """{id(node): (hash, nodes, children)} for every node under ``units``, bottom up (linear in the tree).
+    The hash is Python's hash of a tuple: salted per process, as are the sets it is looked up in (made in
+    the same process, never stored)."""
     memo: dict = {}
-    stack = [(u, False) for u in units]
+    stack = [(u, None) for u in units]
     while stack:
-        node, done = stack.pop()
-        if not done:
-            stack.append((node, True))
-            stack.extend((c, False) for c in _children(node))
+        node, kids = stack.pop()
+        if kids is None:
+            kids = _children(node)
+            stack.append((node, kids))
+            stack.extend((c, None) for c in kids)
             continue
-        kids = [memo[id(c)] for c in _children(node)]
-        text = _label(node) + "(" + ",".join(str(h) for h, _ in kids) + ")"
-        memo[id(node)] = (int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big", signed=True),
-                          1 + sum(n for _, n in kids))
+        below = [memo[id(c)] for c in kids]
+        memo[id(node)] = (hash((_label(node), *(b[0] for b in below))), 1 + sum(b[1] for b in below), kids)
     return memo
 
 
 def _subtrees(tree) -> list:
     """(hash, nodes) of every subtree inside the functions of ``tree``."""
-    return list(_hash_nodes(_code_units(tree)).values())
+    return [(h, n) for h, n, _ in _hash_nodes(_code_units(tree)).values()]
 
 
 @functools.cache
@@ -826,15 +827,14 @@ def subtree_containment(source: str, reference: frozenset, tree=False) -> tuple[
     sketch, covered, total = _sketch_subtrees(), 0, 0
     stack = list(units)
     while stack:
-        node = stack.pop()
-        h, size = memo[id(node)]
+        h, size, kids = memo[id(stack.pop())]
         if size >= SUBTREE and h in sketch:
             continue
         if size >= SUBTREE and h in reference:
             covered, total = covered + size, total + size
             continue
         total += 1
-        stack.extend(_children(node))
+        stack.extend(kids)
     return (covered / total if total else 0.0), total
 
 
@@ -911,6 +911,7 @@ def compare(submissions: dict[str, dict[str, str]], skeleton: dict[str, str] | N
         return heard[student, part]
     made: dict = {}                       # (part, source) -> Print: a cell the class shares is fingerprinted once
     subtree: dict = {}                    # (part, source) -> its share of course_lib's syntax subtrees
+    library = reference_subtrees()
 
     def print_of(part, source):
         key = (part, source)
@@ -920,7 +921,7 @@ def compare(submissions: dict[str, dict[str, str]], skeleton: dict[str, str] | N
             else:                         # one canonical tree for the tokens and the subtrees
                 tree, text = _canonical_pair(source[:MAX_CHARS])
                 made[key] = fingerprint(source, boiler.get(part, ()), canonical_text=text)
-                subtree[key] = subtree_containment(source, reference_subtrees(), tree)[0]
+                subtree[key] = subtree_containment(source, library, tree)[0]
         return made[key]
     prints = {s: {p: print_of(p, src) for p, src in parts.items()} for s, parts in submissions.items()}
     matches = []
