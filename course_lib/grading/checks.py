@@ -8,6 +8,12 @@ course_lib's references, so a bug in one part costs only that part.
 
 A failed check raises :class:`PartFailed`, which IPython (and so Jupyter and nbgrader's Validate)
 shows as one line, ``Part 3: the heads are split the wrong way: ...``, with no frames of course_lib.
+Every verdict is also said in words where a screen reader hears it (:mod:`course_lib.announce`): a
+passed check shows "✓ correct: Part 3: all 9 visible checks passed", a failed one "✗ wrong: Part 3:
+...", an unfinished one "○ not done yet: Part 3", each one output with a ``role="status"`` region in
+``text/html`` and the same line in ``text/plain``. The failure's status is shown when IPython shows the
+error (:meth:`PartFailed._render_traceback_`), just before it: a check that a cell catches says nothing.
+The error itself stays the bare line, which nbgrader's Validate reports and counts as the failure.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import warnings
 import torch.nn.functional as F
 from torch import nn
 
+from ..announce import verdict
 from ..attention import MultiHeadAttention, scaled_dot_product_attention
 from ..encoder import Encoder, EncoderLayer
 from ..feed_forward import PositionwiseFeedForward
@@ -50,8 +57,9 @@ _MISSING = object()
 
 
 class PartFailed(AssertionError):
-    """A part's check failed; shown by IPython as one line (``_render_traceback_``). ``mistake`` is the
-    stable id of what failed (``mistakes.IDS``), ``section`` the lecture section that teaches it."""
+    """A part's check failed; shown by IPython as its spoken status, then one line (``_render_traceback_``).
+    ``mistake`` is the stable id of what failed (``mistakes.IDS``), ``section`` the lecture section that
+    teaches it."""
 
     def __init__(self, part: str, message: str, mistake: str = "values_differ", section: str | None = None,
                  probe: str = ""):
@@ -62,7 +70,15 @@ class PartFailed(AssertionError):
             self.line += f'  [hint("{part}") for a hint]'
         super().__init__(self.line)
 
+    @property
+    def spoken(self) -> tuple[str, str]:
+        """(kind, text) of the spoken verdict: ("not done", "Part 1") or ("wrong", the whole line)."""
+        if self.mistake == "not_done":
+            return "not done", f"Part {NUMBERS[self.part]}"
+        return "wrong", self.line
+
     def _render_traceback_(self) -> list[str]:
+        verdict(*self.spoken)                   # the status a screen reader announces, then the error line
         return [self.line]
 
 
@@ -198,14 +214,14 @@ def check(part: str, candidate, hidden_seed: int | None = None) -> None:
                 raise PartFailed(part, _raised(part, case, e), "raised", probe=probe(case, "raised",
                                                                                      error="raised")) from None
             want = expected(case)
-            verdict = judge(case, outputs, want=want)
-            if verdict is not None:
-                raise PartFailed(part, verdict.message, verdict.mistake, verdict.section,
-                                 probe(case, verdict.mistake, outputs, want))
+            judged = judge(case, outputs, want=want)
+            if judged is not None:
+                raise PartFailed(part, judged.message, judged.mistake, judged.section,
+                                 probe(case, judged.mistake, outputs, want))
     forget_failure(part)
     kind = "visible" if hidden_seed is None else "hidden"
     passed = f"all {len(cases)} {kind} checks" if len(cases) > 1 else f"the {kind} check"
-    print(f"Part {NUMBERS[part]}: {passed} passed")
+    verdict("correct", f"Part {NUMBERS[part]}: {passed} passed")
 
 
 @contextlib.contextmanager

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 
+from ..announce import verdict
 from .parts import NUMBERS, PARTS
 from .sections import Titles
 
@@ -168,9 +169,10 @@ def next_rung(part: str) -> tuple[int, str]:
 
 
 def hint(part: str) -> None:
-    """Print the next hint about ``part`` (a name such as "attention", or its number): the symptom, then
+    """Show the next hint about ``part`` (a name such as "attention", or its number): the symptom, then
     the lecture section, then the formula. Each call climbs one rung; the climb is recorded in
-    .hints.json next to the notebook (it never changes a grade)."""
+    .hints.json next to the notebook (it never changes a grade). The hint is one line that starts with
+    the word "hint:", in a status region a screen reader announces (:func:`course_lib.announce.verdict`)."""
     if isinstance(part, int) and not isinstance(part, bool) and 1 <= part <= len(PARTS):
         part = PARTS[part - 1]
-    print(next_rung(part)[1])
+    verdict("hint", next_rung(part)[1])

@@ -11,7 +11,8 @@ student data and says so at its top.
   (points), the lecture section that teaches it, the students;
 * **disagreements.csv**: parts where the visible cases passed and a hidden one failed;
 * **hints.csv**: how far each student climbed the hint ladder, per part;
-* **copies.csv**: the similarity report's flags, pairs of students and students against course_lib;
+* **copies.csv**: the similarity report's flags, pairs of students and students against course_lib, each
+  with the part whose flag joined it (``flagged_as``, empty when the part is flagged on its own);
 * **written.csv**: Part 9's written answers, graded or pending, and their scores;
 * **scores.csv**: one row per student, a column per part;
 * **uploads.csv**: every upload refused, skipped, chosen among several or repaired before grading, per
@@ -297,7 +298,9 @@ def copy_tables(root: Path, assignment: str, students: list[Student]) -> tuple[l
     :mod:`.similarity`: every solution cell and written answer against course_lib, the model solution
     and the model answers (the source notebook's cells, under ``notebooks/`` or ``source/``), and
     against the class; only the released notebook's text is subtracted, so a cell many students share
-    stays flagged, with how many share it."""
+    stays flagged, with how many share it. A row's ``as_part`` is the part whose own flag joined this one
+    (``Match.corroborated``: the same student flagged against the same source there; "" when the part is
+    flagged on its own share), what the similarity command prints as "as <part>"."""
     from . import similarity
     try:                             # the autograded notebooks' solution cells: the submitted ones, read once
         release = next(iter(sorted((root / "release" / assignment).glob("*.ipynb"))), None)
@@ -316,13 +319,15 @@ def copy_tables(root: Path, assignment: str, students: list[Student]) -> tuple[l
             continue
         if m.other in similarity.PUBLIC:
             library.append({"student": m.student, "part": m.part, "other": m.other, "score": m.score,
-                            "shared": m.shared})
+                            "shared": m.shared, "as_part": m.corroborated})
             groups[(m.part, m.other)].add(m.student)
         else:
             key = (*sorted((m.student, m.other)), m.part)
-            pairs[key] = (max(pairs.get(key, (0.0, 0))[0], m.score), m.shared)
-    pair_rows = [{"student": a, "other": b, "part": p, "score": sc, "shared": n}
-                 for (a, b, p), (sc, n) in sorted(pairs.items())]
+            prev = pairs.get(key)                  # each of the two students' side: on its own if either is
+            as_part = m.corroborated if prev is None else min(prev[2], m.corroborated)
+            pairs[key] = (max(prev[0] if prev else 0.0, m.score), m.shared, as_part)
+    pair_rows = [{"student": a, "other": b, "part": p, "score": sc, "shared": n, "as_part": as_part}
+                 for (a, b, p), (sc, n, as_part) in sorted(pairs.items())]
     clusters: dict = defaultdict(lambda: defaultdict(set))        # part -> union-find root -> students
     parent: dict = {}
 
@@ -401,9 +406,9 @@ def write_csvs(out: Path, data: dict) -> list[Path]:
            for r in data["disagreements"]])
     write("hints.csv", ["part", "records", *[f"rung_{i}" for i in range(MAX_RUNG + 1)], "not_recorded"],
           [[r["part"], r["records"], *r["rungs"], r["not_recorded"]] for r in data["hints"]])
-    write("copies.csv", ["student", "compared_with", "part", "score", "students_sharing"],
-          [[r["student"], r["other"], r["part"], f"{r['score']:.2f}", r["shared"]] for r in data["pairs"]]
-          + [[r["student"], r["other"], r["part"], f"{r['score']:.2f}", r["shared"]] for r in data["library"]])
+    write("copies.csv", ["student", "compared_with", "part", "score", "students_sharing", "flagged_as"],
+          [[r["student"], r["other"], r["part"], f"{r['score']:.2f}", r["shared"], r["as_part"]]
+           for r in [*data["pairs"], *data["library"]]])
     write("written.csv", ["answer", "points", "graded", "pending", "score_distribution"],
           [[r["answer"], _number(r["points"]), r["graded"], r["pending"], _distribution(r["distribution"])]
            for r in data["written"]])

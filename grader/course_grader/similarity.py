@@ -31,8 +31,13 @@ lines of the positional table swapped fell from 1.00 to 0.45), and the statement
 for everyone (:data:`CONTRACT_SKETCH`: the attributes, the formulas of ``forward``) are dropped, as no
 evidence (issue 52: three honest encoders scored 0.885 to 0.925 against the model solution). course_lib
 is fingerprinted as it is and as a student who moves it into the cells writes it, its helpers inlined
-(:func:`reference_hashes`). Written answers are fingerprinted as words (:func:`words`, :data:`PROSE_K`
-words a k-gram).
+(:func:`reference_hashes`). Against course_lib a cell is also measured on its syntax tree
+(:func:`subtree_containment`: the share of its nodes inside subtrees that course_lib holds, order and
+seams counting for nothing) and scores the larger of the two: two copies disguised by hand (their own
+names, comments, order and inlining) kept 0.34 to 0.79 of their tokens and were flagged on no part; on
+their subtrees every part is flagged, while the honest cells of the corpus reach 0.73 on a cell of
+:data:`SMALL` tokens or more (flagged from 0.8) and 0.80 on a smaller one (flagged from 0.95) (issue 52).
+Written answers are fingerprinted as words (:func:`words`, :data:`PROSE_K` words a k-gram).
 
 A part is *flagged* when its containment reaches :data:`THRESHOLD` and the cell has at least
 :data:`MIN_TOKENS` tokens of its own covered by fingerprints (a one-line feed-forward network looks the
@@ -98,6 +103,7 @@ SMALL = 120            # cells with fewer tokens covered (a feed-forward network
 SMALL_THRESHOLD = 0.95  # ... are flagged from this share on (honest ones reach 0.93, copies 0.98 or more)
 CORROBORATED = 0.6     # a part of a student flagged on another part against the same other: flagged from this on
 CORROBORATED_TOKENS = 32  # ... with this many tokens of its own covered (two k-grams: more than the cell's headers)
+SUBTREE = 6           # syntax nodes of the smallest subtree compared with course_lib's (smaller ones are idioms)
 COMMENT_EVIDENCE = 24  # ... and, against the model solution or a classmate, share this many characters of comments
 MAX_COMMENTS = 200     # comments read of a cell
 MAX_CHARS = 200_000    # of a cell compared (a solution is a few KB; a 20 MiB cell is cut, not compared whole)
@@ -462,22 +468,28 @@ def canonical(source: str) -> str:
     IPython's magics) is kept as it is. A copy rewritten by a tool (an AST round trip that pads it with
     dead statements) put parentheses around every returned tuple, and those few tokens kept a padded copy
     of the model solution's 90-token attention under the threshold of a small cell."""
-    tree = _parsed(source)
+    return _canonical_pair(source)[1]
+
+
+def _canonical_pair(source: str) -> tuple:
+    """(the syntax tree :func:`canonical` writes back, or None; :func:`canonical`'s text)."""
+    tree = _canonical_tree(source)
     if tree is None:
-        return source
+        return None, source
     try:
-        tree = rewrite.drop_statements(rewrite.sort_statements(tree), contract_keys(), KEY_NAMES)
-        return ast.unparse(tree)
+        return tree, ast.unparse(tree)
     except (RecursionError, ValueError, MemoryError):
-        return source
+        return None, source
 
 
-def normalize(source: str, max_chars: int = MAX_CHARS, max_tokens: int = MAX_TOKENS) -> list[str]:
+def normalize(source: str, max_chars: int = MAX_CHARS, max_tokens: int = MAX_TOKENS,
+              canonical_text: str | None = None) -> list[str]:
     """The cell's tokens in its :func:`canonical` spelling, without comments, docstrings, layout or
     statements that have no effect (:func:`without_dead_code`), the names the student chose as ``ID``
     (keyword arguments, keywords, builtins and the library's names stay). About linear in the cell, which
-    is cut at :data:`MAX_CHARS` characters and :data:`MAX_TOKENS` tokens (a solution has a few hundred)."""
-    source = canonical(source[:max_chars])
+    is cut at :data:`MAX_CHARS` characters and :data:`MAX_TOKENS` tokens (a solution has a few hundred).
+    ``canonical_text``: the cut cell's :func:`canonical` text, when the caller made it already."""
+    source = canonical(source[:max_chars]) if canonical_text is None else canonical_text
     try:
         toks = _tokens(source, max_tokens)
     except (tokenize.TokenError, IndentationError, SyntaxError):
@@ -621,11 +633,12 @@ class Print:
     k: int = K             # tokens per k-gram
 
 
-def fingerprint(source: str, boilerplate=(), limit: bool = True, prose: bool = False) -> Print:
+def fingerprint(source: str, boilerplate=(), limit: bool = True, prose: bool = False,
+                canonical_text: str | None = None) -> Print:
     """The fingerprints of ``source`` without those of ``boilerplate`` (hashes), copydetect's winnowing;
     ``prose``: a written answer, fingerprinted as words (:data:`PROSE_K` words a k-gram)."""
     cut = (MAX_CHARS, MAX_TOKENS) if limit else (MAX_CHARS * 100, MAX_TOKENS * 100)
-    tokens = words(source, *cut) if prose else normalize(source, *cut)
+    tokens = words(source, *cut) if prose else normalize(source, *cut, canonical_text=canonical_text)
     k, window = (PROSE_K, PROSE_WINDOW) if prose else (K, WINDOW)
     if len(tokens) < k:
         return Print(set(), {}, 0, k)
@@ -671,20 +684,32 @@ def reference_files() -> list[Path]:
 
 
 @functools.lru_cache(maxsize=4)
-def _reference_hashes(files: tuple) -> frozenset:
+def _reference_variants(files: tuple) -> tuple:
+    """course_lib's modules as they are, and each that defines a graded part also as :func:`rewrite.inlined`
+    writes it."""
     texts = [Path(path).read_text(encoding="utf-8") for path in files]
     everything = rewrite.functions_of(texts)
     own = {name: fn for name, fn in everything.items() if name not in GRADED_NAMES}
     defines = re.compile(r"^(?:class|def) (?:" + "|".join(sorted(GRADED_NAMES)) + r")\b", re.M)
-    out: set = set()
+    out = []
     for text in texts:
-        variants = [text]
+        out.append(text)
         if defines.search(text):          # a graded definition: also as a student who moves it into a cell writes it
-            variants += [rewrite.inlined(text, helpers, GRADED_NAMES, hoist)
-                         for helpers in (own, everything) for hoist in (True, False)]
-        for variant in variants:
-            if variant is not None:
-                out |= fingerprint(variant, limit=False).hashes
+            out += [v for v in (rewrite.inlined(text, helpers, GRADED_NAMES, hoist)
+                                for helpers in (own, everything) for hoist in (True, False)) if v is not None]
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=4)
+def _reference_hashes(files: tuple) -> frozenset:
+    return frozenset(h for variant in _reference_variants(files) for h in fingerprint(variant, limit=False).hashes)
+
+
+@functools.lru_cache(maxsize=4)
+def _reference_subtrees(files: tuple) -> frozenset:
+    out: set = set()
+    for variant in _reference_variants(files):
+        out.update(h for h, size in _subtrees(_canonical_tree(variant)) if size >= SUBTREE)
     return frozenset(out)
 
 
@@ -695,6 +720,122 @@ def reference_hashes() -> frozenset:
     own cell; with an argument used twice computed once, or at each use): what a student who moves the
     reference into the exercise's cells writes (issue 52: such a copy scored 0.58 to 0.84 on four parts)."""
     return _reference_hashes(tuple(str(p) for p in reference_files()))
+
+
+def reference_subtrees() -> frozenset:
+    """The :func:`subtree` hashes of course_lib's modules, as they are and inlined (as :func:`reference_hashes`)."""
+    return _reference_subtrees(tuple(str(p) for p in reference_files()))
+
+
+# ------------------------------------------------------------------ syntax subtrees (against course_lib)
+#
+# Winnowed k-grams of tokens lose at every seam: a statement moved, a helper inlined another way, two
+# statements merged or split each cut the k-grams across them, and a cell that the contract keeps short
+# is mostly seams (issue 52: course_lib's reference, renamed, reordered and inlined by hand, kept 0.34 to
+# 0.79 of its code). Against course_lib a cell is also measured on its syntax tree: the share of its nodes
+# inside a subtree of at least SUBTREE nodes that course_lib holds too (names the student chose are one
+# label, a size read from a tensor is one label whatever its spelling: ``b`` of ``b, t, _ = x.shape``,
+# ``x.shape[0]``, ``x.size(0)``), the subtrees of :data:`CONTRACT_SKETCH` counting for nothing. Order,
+# seams and layout count for nothing; an expression written the reference's way counts whole.
+
+
+def _canonical_tree(source: str):
+    """``source``'s syntax tree as :func:`canonical` makes it (statements sorted, the contract's dropped), or None."""
+    tree = _parsed(source)
+    if tree is None:
+        return None
+    try:
+        return rewrite.drop_statements(rewrite.sort_statements(tree), contract_keys(), KEY_NAMES)
+    except (RecursionError, ValueError, MemoryError):
+        return None
+
+
+def _is_size(node: ast.AST) -> bool:
+    """``x.shape[i]`` or ``x.size(i)``: a size read from a tensor."""
+    if isinstance(node, ast.Subscript):
+        return isinstance(node.value, ast.Attribute) and node.value.attr == "shape"
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size"
+            and len(node.args) == 1)
+
+
+def _label(node: ast.AST) -> str:
+    """One node as :func:`rewrite.statement_key` reads it: its type, and the library's names, attributes,
+    constants and keywords (a name the student chose, or a size, is ``ID``)."""
+    if _is_size(node) or isinstance(node, ast.Name) and node.id not in KEY_NAMES:
+        return "ID"
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and (node.attr in KEY_NAMES or not (
+            isinstance(node.value, ast.Name) and node.value.id == "self")):
+        return f"{type(node).__name__}.{node.attr}"
+    if isinstance(node, ast.Constant):
+        return repr(node.value)
+    if isinstance(node, ast.keyword):
+        return f"keyword {node.arg}"
+    return type(node).__name__
+
+
+def _children(node: ast.AST) -> list:
+    """The nodes under ``node`` that the subtrees count: none under a size, no load or store context."""
+    return [] if _is_size(node) else [c for c in ast.iter_child_nodes(node) if not isinstance(c, ast.expr_context)]
+
+
+def _code_units(tree) -> list:
+    """The statements inside the functions of ``tree`` (a function's header is the release's, no evidence)."""
+    return [] if tree is None else [stmt for node, field in rewrite._inner_blocks(tree) for stmt in getattr(node, field)
+                                    if not isinstance(stmt, ast.Pass)]
+
+
+def _hash_nodes(units: list) -> dict:
+    """{id(node): (hash, nodes, children)} for every node under ``units``, bottom up (linear in the tree).
+    The hash is Python's hash of a tuple: salted per process, as are the sets it is looked up in (made in
+    the same process, never stored)."""
+    memo: dict = {}
+    stack = [(u, None) for u in units]
+    while stack:
+        node, kids = stack.pop()
+        if kids is None:
+            kids = _children(node)
+            stack.append((node, kids))
+            stack.extend((c, None) for c in kids)
+            continue
+        below = [memo[id(c)] for c in kids]
+        memo[id(node)] = (hash((_label(node), *(b[0] for b in below))), 1 + sum(b[1] for b in below), kids)
+    return memo
+
+
+def _subtrees(tree) -> list:
+    """(hash, nodes) of every subtree inside the functions of ``tree``."""
+    return [(h, n) for h, n, _ in _hash_nodes(_code_units(tree)).values()]
+
+
+@functools.cache
+def _sketch_subtrees() -> frozenset:
+    return frozenset(h for h, size in _subtrees(ast.parse(CONTRACT_SKETCH)) if size >= SUBTREE)
+
+
+def subtree_containment(source: str, reference: frozenset, tree=False) -> tuple[float, int]:
+    """(the share of ``source``'s syntax nodes inside subtrees of ``reference``, the nodes counted): top down,
+    a subtree of :data:`SUBTREE` nodes or more that ``reference`` holds counts whole, one that
+    :data:`CONTRACT_SKETCH` holds counts for nothing, any other node counts once, uncovered. ``tree``: the
+    cut cell's canonical tree (:func:`_canonical_pair`), when the caller made it already."""
+    try:
+        units = _code_units(_canonical_tree(source[:MAX_CHARS]) if tree is False else tree)
+        memo = _hash_nodes(units)
+    except (RecursionError, MemoryError):
+        return 0.0, 0
+    sketch, covered, total = _sketch_subtrees(), 0, 0
+    stack = list(units)
+    while stack:
+        h, size, kids = memo[id(stack.pop())]
+        if size >= SUBTREE and h in sketch:
+            continue
+        if size >= SUBTREE and h in reference:
+            covered, total = covered + size, total + size
+            continue
+        total += 1
+        stack.extend(kids)
+    return (covered / total if total else 0.0), total
 
 
 LIBRARY = "course_lib"           # the "other" of a match against course_lib's modules
@@ -710,7 +851,7 @@ class Match:
     student: str
     part: str
     other: str            # one of PUBLIC, or another student's id
-    score: float          # containment, 0 .. 1
+    score: float          # containment, 0 .. 1 (against course_lib, of tokens or of syntax subtrees: the larger)
     size: int             # the student's own tokens covered by fingerprints in this part
     shared: int = 0       # flagged: how many students of the class share this cell (the student included)
 
@@ -769,11 +910,18 @@ def compare(submissions: dict[str, dict[str, str]], skeleton: dict[str, str] | N
             heard[student, part] = comments(submissions[student][part])
         return heard[student, part]
     made: dict = {}                       # (part, source) -> Print: a cell the class shares is fingerprinted once
+    subtree: dict = {}                    # (part, source) -> its share of course_lib's syntax subtrees
+    library = reference_subtrees()
 
     def print_of(part, source):
         key = (part, source)
         if key not in made:
-            made[key] = fingerprint(source, boiler.get(part, ()), prose=is_prose(part))
+            if is_prose(part):
+                made[key] = fingerprint(source, boiler.get(part, ()), prose=True)
+            else:                         # one canonical tree for the tokens and the subtrees
+                tree, text = _canonical_pair(source[:MAX_CHARS])
+                made[key] = fingerprint(source, boiler.get(part, ()), canonical_text=text)
+                subtree[key] = subtree_containment(source, library, tree)[0]
         return made[key]
     prints = {s: {p: print_of(p, src) for p, src in parts.items()} for s, parts in submissions.items()}
     matches = []
@@ -791,6 +939,9 @@ def compare(submissions: dict[str, dict[str, str]], skeleton: dict[str, str] | N
         for g, who in enumerate(reps):
             pr = mine[who[0]]
             found = [Match(who[0], part, label, containment(pr, hashes), pr.coverage) for label, hashes in public[part]]
+            for m in found:
+                if m.other == LIBRARY:                  # course_lib, copied by hand: also its syntax subtrees
+                    m.score = max(m.score, subtree[part, submissions[who[0]][part]])
             small = pr.coverage < SMALL and not is_prose(part)   # the code alone is no evidence (shares_comments)
             index = defaultdict(list)                              # a comment -> the members of the kind with it
             for s in who if small and len(who) > 1 else ():

@@ -390,8 +390,9 @@ def test_an_id_is_data_never_html_or_a_formula(tmp_path):
             "mistakes": report.mistake_table(students), "disagreements": report.disagreement_table(students),
             "hints": report.hint_table(students), "written": report.written_table(students),
             "answers": ["answer_scores_shape"], "pairs": [{"student": evil[0], "other": evil[1], "part": "encoder",
-                                                           "score": 0.9, "shared": 2}],
-            "library": [{"student": evil[2], "part": "attention", "score": 0.95, "other": "course_lib", "shared": 1}],
+                                                           "score": 0.9, "shared": 2, "as_part": ""}],
+            "library": [{"student": evil[2], "part": "attention", "score": 0.95, "other": "course_lib", "shared": 1,
+                         "as_part": "encoder"}],
             "copy_note": "",
             "groups": [{"part": "encoder", "label": "common code (9 students)", "students": evil}],
             "any_mistake_named": True, "any_hints": False, "any_kind": False}

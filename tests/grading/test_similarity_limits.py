@@ -92,6 +92,7 @@ def test_comparing_a_class_is_about_linear():
     cells = [runner.solution_sources(honest.notebook(source, s)) for s in honest.BODIES]
     skeleton = similarity.skeletons(source)
     similarity.reference_hashes()                                       # course_lib's, made once and kept
+    similarity.reference_subtrees()
 
     def lines(n):
         subs = {f"student{i}": {p: f"# student {i}\n" + text for p, text in cells[i % len(cells)].items()}
