@@ -195,7 +195,7 @@ def check(part: str, candidate, hidden_seed: int | None = None) -> None:
     if broken is not None:
         raise PartFailed(part, broken[1], broken[0], section_of(broken[0]))
     with reference_dependencies(part, candidate), _tripwires(), _warnings_to_stdout(part):
-        for case in cases:
+        for i, case in enumerate(cases):
             try:
                 outputs = run_case(case, candidate)
             except NotImplementedError:
@@ -214,7 +214,7 @@ def check(part: str, candidate, hidden_seed: int | None = None) -> None:
                 raise PartFailed(part, _raised(part, case, e), "raised", probe=probe(case, "raised",
                                                                                      error="raised")) from None
             want = expected(case)
-            judged = judge(case, outputs, want=want)
+            judged = judge(case, outputs, want=want, passed=cases[:i])      # the cases before it passed
             if judged is not None:
                 raise PartFailed(part, judged.message, judged.mistake, judged.section,
                                  probe(case, judged.mistake, outputs, want))

@@ -112,24 +112,59 @@ HIDDEN_MESSAGES = {
     "count_wrong": "the count differs from the number of parameters of the Encoder.",
     "input_modified": "the call changed its input tensor in place.",
     "bias_missing": "the state_dict lacks biases that the contract's linear layers hold.",
+    "pe_dtype": "the table is not float32, torch's default dtype.",
+    "buffer_persistent": "the state_dict holds buffers the contract does not save (not part of the state_dict).",
+    "final_norm_missing": "the state_dict lacks final_norm's weight and bias, which a pre-LN Encoder holds.",
+    "pre_ln_branch_wrong": "the post-LN cases before it passed and this pre-LN case's outputs differ from the "
+                           "reference's.",
+    "count_final_norm_in_post_ln": "the count is 2·d_model too many on this post-LN case, where the pre-LN case "
+                                   "before it was right: a final LayerNorm counted where post-LN has none.",
 }
 
 
-_MISSING_KEYS = re.compile(r"the state_dict has no (\[[^\]]*\])")
+_STATE_KEYS = re.compile(r"the state_dict has (no|keys the contract does not have:) (\[[^\]]*\])")
+
+
+def _keys(listed: str) -> list[str] | None:
+    """The keys of a contract message's list, or None (masked by the grader, or not a list of names)."""
+    try:
+        keys = ast.literal_eval(listed)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return keys if isinstance(keys, list) and keys and all(isinstance(k, str) for k in keys) else None
 
 
 def contract_mistake(error: str) -> tuple[str, str] | None:
-    """(id, message) of a contract message that names its mistake: the state_dict lacks only biases (a linear
-    layer built with ``bias=False``), each key named (the contract fixes them). None otherwise."""
-    found = _MISSING_KEYS.search(str(error))
-    try:
-        keys = ast.literal_eval(found.group(1)) if found else None
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
+    """(id, message) of a contract message that names its mistake, else None: the table in float64
+    (``pe_dtype``); a state_dict that lacks only biases (``bias_missing``: a linear layer built with
+    ``bias=False``, each key named, as the contract fixes them), or final_norm's weight and bias
+    (``final_norm_missing``); a state_dict with keys the contract does not have, which the harness reports
+    only for persistent buffers (``buffer_persistent``). The text is the harness's, or the grader's rebuilt
+    from fixed words (``course_grader.runner.fixed_result_error``)."""
+    text = str(error)
+    if "expected float32 (torch's default dtype), got" in text:
+        return "pe_dtype", f"{text}; look at the dtype of each tensor your table is computed from."
+    found = _STATE_KEYS.search(text)
+    if found is None:
         return None
-    if not (isinstance(keys, list) and keys and all(isinstance(k, str) and k.endswith("bias") for k in keys)):
+    keys = _keys(found.group(2))
+    more = text[found.end():].startswith(" ...")
+    if found.group(1) != "no":
+        listed = f" ({', '.join(keys)}{' and more' if more else ''})" if keys else ""
+        return "buffer_persistent", (f"the state_dict has keys the contract does not have{listed}: buffers saved with "
+                                     "the weights, where the contract's state_dict holds only the weights the test "
+                                     "loads (the docstring says of the positional table: not part of the "
+                                     "state_dict); look at how your __init__ registers the table that is not a "
+                                     "weight.")
+    if keys is None:
         return None
-    more = " and more" if str(error)[found.end():].startswith(" ...") else ""
-    listed = ", ".join(keys) + more
+    if not more and "final_norm.weight" in keys and all(k.startswith("final_norm.") for k in keys):
+        return "final_norm_missing", (f"the state_dict has no {', '.join(keys)}: the test loads a weight and a bias "
+                                      "into final_norm, the LayerNorm a pre-LN Encoder applies after its last layer; "
+                                      "look at what final_norm is when norm_first is True.")
+    if not all(k.endswith("bias") for k in keys):
+        return None
+    listed = ", ".join(keys) + (" and more" if more else "")
     return "bias_missing", (f"the state_dict has no {listed}: the test loads a bias into each of those layers, as "
                             "the contract has one there; look at how the layers are built.")
 
@@ -230,6 +265,34 @@ def _name_the_mistake(case: Case, outputs: dict, want: dict) -> tuple[str, str] 
             continue
         if _close(case, outputs, variant, atol=1e-3) and not _close(case, variant, want):
             return m.id, m.symptom
+    return None
+
+
+def _from_the_run(case: Case, outputs: dict, want: dict, passed) -> tuple[str, str] | None:
+    """(id, message) of a failure that the part's earlier cases name: the checks and the grader judge a part's
+    cases in order and stop at the first that fails, so every case in ``passed`` passed with the same code.
+    A layer right on a post-LN case and wrong on a pre-LN one has a wrong pre-LN branch; a count right on a
+    pre-LN case and 2·d_model too many on a post-LN one counts a final LayerNorm post-LN does not have."""
+    earlier = [c for c in passed if c.part == case.part and not c.training]
+    if case.part == "encoder_layer" and case.kwargs.get("norm_first") and not case.kwargs.get("dropout", 0) \
+            and any(not c.kwargs.get("norm_first") for c in earlier):
+        worst = max(want, key=lambda k: float(_diff(case, outputs[k], want[k]).max(initial=0.0)))
+        size = float(np.abs(outputs[worst] - want[worst]).max(initial=0.0))
+        return "pre_ln_branch_wrong", (f"'{worst}' differs from the reference by up to {size:.4g} (tolerance "
+                                       f"{ATOL:g}) on this pre-LN case, while the post-LN cases before it passed: "
+                                       "your post-LN branch is right and your pre-LN branch is not; look at the "
+                                       "pre-LN branch step by step: what each sublayer is given and what is added "
+                                       "to the residual stream.")
+    if case.part == "parameter_count" and not case.kwargs.get("norm_first") \
+            and any(c.kwargs.get("norm_first") for c in earlier):
+        d_model = case.kwargs["d_model"]
+        off = sum(float(outputs[k]) - float(want[k]) for k in want)
+        if off == 2 * d_model:
+            return "count_final_norm_in_post_ln", (f"your count is {off:.0f} too many on this post-LN case, where the "
+                                                   f"pre-LN case before it was right: 2·d_model (d_model = {d_model}), "
+                                                   "a final LayerNorm's weight and bias counted for a post-LN stack, "
+                                                   "which has none; look at what your formula adds after the layers "
+                                                   "when norm_first is False.")
     return None
 
 
@@ -355,11 +418,14 @@ def hide_inputs(text: str) -> str:
     return re.sub(r"\b(size|sizes|dimension|dim|index|length|shape)\s+-?\d+", r"\1 ...", text)
 
 
-def judge(case: Case, outputs: dict | None, error: str | None = None, want: dict | None = None) -> Verdict | None:
+def judge(case: Case, outputs: dict | None, error: str | None = None, want: dict | None = None,
+          passed=()) -> Verdict | None:
     """None when ``outputs`` (from :func:`.run_case`) are right, else the :class:`Verdict`.
 
     ``error``: what the harness reported instead of outputs (``"raised <Type>: <text>"``, or a contract
     message). ``want``: ``expected(case)`` if the caller keeps it (it does not depend on the submission).
+    ``passed``: the cases of the same submission judged right before this one (evidence that names some
+    failures: :func:`_from_the_run`).
     On a hidden case every message is one fixed text per kind of failure (``HIDDEN_MESSAGES``): no
     number, no exception name, nothing the part's outputs choose but the kind."""
     if error is not None:
@@ -389,12 +455,14 @@ def judge(case: Case, outputs: dict | None, error: str | None = None, want: dict
             return None
         found = (_name_the_mistake(case, outputs, want)
                  or ("weights" in want and _weights(case, outputs["weights"]))
+                 or _from_the_run(case, outputs, want, passed)
                  or _generic(case, outputs, want))
     return _verdict(case, *found)
 
 
-def judge_case(case: Case, outputs: dict | None, error: str | None = None, want: dict | None = None) -> str | None:
+def judge_case(case: Case, outputs: dict | None, error: str | None = None, want: dict | None = None,
+               passed=()) -> str | None:
     """None when ``outputs`` are right, else the message of :func:`judge`'s verdict (for callers that keep
     text only)."""
-    verdict = judge(case, outputs, error, want)
+    verdict = judge(case, outputs, error, want, passed)
     return None if verdict is None else verdict.message

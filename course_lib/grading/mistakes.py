@@ -624,6 +624,30 @@ FAILURES = {f.id: f for f in [
     Failure("reverse_too_many_steps", S["training_loop"], "the budget is one optimiser step per batch given: the "
             "optimiser's settings, a schedule and the batches' order are yours, the number of steps is not",
             "count your loop's calls of optimizer.step() (of every optimiser you made) and compare with len(batches)"),
+    # named from the evidence of the run: the harness's contract message (the dtype, the state_dict's keys), or
+    # the cases of the part that passed before the one that failed (judging.judge's ``passed``)
+    Failure("pe_dtype", None, "the contract's table is float32, torch's default dtype: a tensor computed in float64 "
+            "(an explicit dtype, numpy, math's floats) stays float64 until it is converted",
+            "print the dtype of your table and of each tensor your function builds on the way to it"),
+    Failure("buffer_persistent", None, "the contract's state_dict holds the weights the test loads and nothing "
+            "else: a fixed table the module keeps is a buffer that is not saved with them (a non-persistent "
+            "buffer)", "print sorted(encoder.state_dict()) next to [name for name, _ in encoder.named_parameters()] "
+            "and [name for name, _ in encoder.named_buffers()]: which key is no parameter, and where did your "
+            "__init__ make it?"),
+    Failure("final_norm_missing", S["pre_post"], "pre-LN: the last layer's output goes through final_norm, an "
+            "nn.LayerNorm(d_model) with a weight and a bias; post-LN has no final norm (final_norm is the identity)",
+            "print encoder.final_norm and the keys of encoder.state_dict() that start with final_norm, for "
+            "norm_first=False and for norm_first=True"),
+    Failure("pre_ln_branch_wrong", S["pre_post"], "pre-LN: x ← x + dropout(sublayer(norm(x))) for each sublayer; "
+            "the residual stream itself is not normalized inside the layer (post-LN: x ← norm(x + "
+            "dropout(sublayer(x))))",
+            "run your layer on one x with norm_first=False and with norm_first=True, and print after each step of "
+            "the pre-LN branch the mean and the standard deviation over the features of one position: which tensor "
+            "does each sublayer get, and which tensor is its output added to?"),
+    Failure("count_final_norm_in_post_ln", S["pre_post"], "final_norm is a LayerNorm (2·d_model: a weight and a bias "
+            "of d_model each) only for norm_first=True; a post-LN stack ends with its last layer's norm2",
+            "print your formula's terms for the failing case with norm_first=False and with norm_first=True, next "
+            "to course_lib.count_parameters(Encoder(...)) of each: which term does the post-LN Encoder not have?"),
     Failure("reverse_accuracy_wrong", S["order"], "accuracy = the share of positions whose argmax over the "
             "vocabulary is the reversed token, with the model in eval mode"),
     # reported by the sandboxed grader (course_grader), never by the judge itself

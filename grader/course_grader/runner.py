@@ -435,7 +435,8 @@ def _judged(part: str, cases: list, wants: list, outcome: sandbox.Outcome, sourc
             outputs = {str(k): arrays[at + i].astype("float64") for i, k in enumerate(keys)}
             at += len(keys)
             err = entry.get("error")
-            found = judge(case, outputs, None if err is None else fixed_case_error(err, source), want=want)
+            found = judge(case, outputs, None if err is None else fixed_case_error(err, source), want=want,
+                          passed=cases[:i])                     # every case before it passed
             if found is not None:
                 return PartResult("failed", found.message, outcome.seconds, mistake=found.mistake,
                                   section=found.section or "", failed_on="hidden" if found.hidden else "visible",

@@ -125,6 +125,8 @@ EXPECTED_IDS = {
     "train_drops_last_batch": "reverse_loss_count", "train_two_epochs": "reverse_too_many_steps",
     "encoder_scale_on_sum": "embedding_scale_on_sum",
     "encoder_one_layer_shared": "layers_shared", "mha_projections_without_bias": "bias_missing",
+    "pe_float64": "pe_dtype", "layer_pre_ln_wrong": "pre_ln_branch_wrong", "encoder_persistent_pe": "buffer_persistent",
+    "encoder_no_final_norm": "final_norm_missing", "count_final_norm_always": "count_final_norm_in_post_ln",
 }
 
 
@@ -537,6 +539,28 @@ def test_missing_biases_are_named_by_the_grader_too():
     assert verdict.mistake == "bias_missing" and "w_k.bias, w_o.bias, w_q.bias, w_v.bias" in verdict.message
     forged = judge(case, None, fixed_case_error(said.replace("w_k.bias", "LEAK_3.bias"), "self.w_q = ..."))
     assert forged.mistake == "wrong_result" and "LEAK" not in forged.message
+
+
+@pytest.mark.parametrize("name,mistake", [("pe_float64", "pe_dtype"), ("encoder_persistent_pe", "buffer_persistent"),
+                                          ("encoder_no_final_norm", "final_norm_missing")])
+def test_contract_mistakes_are_named_by_the_grader_too(source, name, mistake):
+    """Issue 52: the harness's contract message of the corpus's one-bug cell, as the grader rebuilds it from its
+    fixed words (with the student's cell to name keys from), names the same mistake as in the notebook."""
+    from course_grader.runner import fixed_case_error
+    from course_lib.grading.harness import ResultError
+    part, edits = next((next(iter(lost)), edits) for n, edits, lost in CORPUS_MISTAKES if n == name)
+    bad = apply(solved(source, source), edits)
+    cell = next("".join(c.source) for c in bad.cells if c.metadata.get("nbgrader", {}).get("grade_id") == part)
+    candidate = define(bad, part, NAMES[part])
+    for case in make_cases(part):
+        try:
+            with reference_dependencies(part, candidate):
+                run_case(case, candidate)
+        except ResultError as e:
+            said = str(e)
+            break
+    verdict = judge(case, None, fixed_case_error(said, cell))
+    assert verdict.mistake == mistake and verdict.message == judge(case, None, said).message, verdict.message
 
 
 def test_part_8_states_the_graders_optimiser_and_budget(source):

@@ -155,6 +155,11 @@ def test_diagnostic_messages(course):
     assert "positional part" in v("encoder_scale_on_sum", "encoder")
     assert "same parameter objects" in v("encoder_one_layer_shared", "encoder")
     assert "w_k.bias, w_o.bias, w_q.bias, w_v.bias" in v("mha_projections_without_bias", "multi_head_attention")
+    assert "buffers saved with the weights" in v("encoder_persistent_pe", "encoder")
+    assert "no final_norm.bias, final_norm.weight" in v("encoder_no_final_norm", "encoder")
+    assert "post-LN cases before it passed" in v("layer_pre_ln_wrong", "encoder_layer")
+    assert "a final LayerNorm's weight and bias counted for a post-LN stack" in v("count_final_norm_always",
+                                                                                  "parameter_count")
 
 
 def test_similarity_report(course):
