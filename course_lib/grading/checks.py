@@ -64,6 +64,7 @@ class PartFailed(AssertionError):
     def __init__(self, part: str, message: str, mistake: str = "values_differ", section: str | None = None,
                  probe: str = ""):
         self.part, self.mistake, self.section = part, mistake, section
+        self._announced = False
         self.line = f"Part {NUMBERS[part]}: {message}"
         record_failure(part, mistake, message, probe)
         if mistake != "not_done":
@@ -78,7 +79,9 @@ class PartFailed(AssertionError):
         return "wrong", self.line
 
     def _render_traceback_(self) -> list[str]:
-        verdict(*self.spoken)                   # the status a screen reader announces, then the error line
+        if not self._announced:                 # IPython 9 renders an error twice: shown, then kept in its history
+            self._announced = True
+            verdict(*self.spoken)               # the status a screen reader announces, then the error line
         return [self.line]
 
 

@@ -45,6 +45,14 @@ class Tree:
         return self.cdp.send("Accessibility.getPartialAXTree", {"nodeId": node_id, "fetchRelatives": False})[
             "nodes"][0]
 
+    def text(self, node: dict) -> str:
+        """What a screen reader reads inside the exposed node ``node``: the text nodes of its subtree, in
+        order, whitespace collapsed (text under ``aria-hidden`` is not in the tree, so not read)."""
+        texts = self.cdp.send("Accessibility.queryAXTree", {"backendNodeId": node["backendDOMNodeId"],
+                                                           "role": "StaticText"})["nodes"]
+        return " ".join("".join(str((n.get("name") or {}).get("value", "")) for n in texts
+                                if not n.get("ignored")).split())
+
     def close(self) -> None:
         self.cdp.detach()
 
@@ -87,7 +95,8 @@ def notebook_problems(page, tree: Tree) -> tuple[list[str], list[str]]:
     Each verdict line (✓, ✗, ○, a hint, a visible test's line) must sit in a polite live region
     (role status) that says it in words; an image without alt text (every output image in
     JupyterLab) needs a caption in its cell (role note, "figure description"); every control of an
-    output needs a name."""
+    output needs a name. What is heard is each status's and each caption's text as Chromium's tree
+    holds it (``Tree.text``: the marks ✓, ✗ and ○ are aria-hidden, so "wrong: ...", not "✗ wrong: ...")."""
     shown = page.evaluate(OUTPUTS_JS, OUTPUT_AREAS)
     areas = tree.nodes(OUTPUT_AREAS)
     problems, heard = [], []
@@ -98,7 +107,7 @@ def notebook_problems(page, tree: Tree) -> tuple[list[str], list[str]]:
                               "'[role=status]').length ? [...[...document.querySelectorAll(sel)][k]"
                               ".querySelectorAll('[role=status]')].map(e => e.innerText.trim()) : []",
                               [OUTPUT_AREAS, k])
-        heard += texts
+        heard += [tree.text(n) for n in statuses]
         for line in info["verdicts"]:
             if line not in texts:
                 problems.append(f"{where}: {line[:80]!r} is in no live region (role status)")
@@ -110,7 +119,6 @@ def notebook_problems(page, tree: Tree) -> tuple[list[str], list[str]]:
         if info["bareImages"]:
             if not notes:
                 problems.append(f"{where}: {info['bareImages']} image(s) with no alt text and no caption")
-            heard += page.evaluate("([sel, k]) => [...[...document.querySelectorAll(sel)][k].querySelectorAll("
-                                   "'[role=note]')].map(e => e.innerText.trim())", [OUTPUT_AREAS, k])
+        heard += [tree.text(n) for n in notes]
         problems += unnamed_controls(tree, area, where)
     return problems, heard

@@ -111,6 +111,23 @@ def restart_and_run_all(page, path: str, timeout: float = 120.0) -> RunResult:
     )
 
 
+def run_cell(page, path: str, index: int, timeout: float = 60.0) -> dict:
+    """Run code cell `index` alone (after a run that stopped at an error, the cells below it); wait
+    until it has its execution count and the kernel is idle. Returns the notebook's state. For a
+    notebook of code cells only (`index` is then also its place among notebook_state's counts)."""
+    assert run_js(page, "run_cell", [path, index]), f"{path} is not open"
+    deadline, stable, state = time.monotonic() + timeout, 0, {}
+    while time.monotonic() < deadline:
+        state = notebook_state(page, path)
+        done = (state.get("kernel") == "idle" and state.get("pending") == 0
+                and state.get("counts", [None] * (index + 1))[index] is not None)
+        stable = stable + 1 if done else 0
+        if stable >= 2:
+            return state
+        time.sleep(0.3)
+    raise AssertionError(f"{path}: cell {index} not run after {timeout:.0f} s (kernel {state.get('kernel')})")
+
+
 def page_problems(page, path: str) -> dict:
     return run_js(page, "page_problems", path)
 

@@ -195,7 +195,8 @@ def test_lecture_notebook_runs_in_jupyterlab(name, lab, page, notebook_screensho
         finally:
             tree.close()
         problems += [f"screen reader: {line}" for line in spoken_problems]
-        print(f"{name}: a screen reader hears {len(heard)} verdicts and captions, e.g. {heard[:3]}")
+        print(f"{name}: a screen reader hears {len(heard)} verdicts and captions (Chromium's tree):\n  "
+              + "\n  ".join(heard))
 
     if problems and page.js_errors:
         problems.append("JavaScript errors on the page: " + " | ".join(page.js_errors[-5:]))

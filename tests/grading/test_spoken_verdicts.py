@@ -55,7 +55,7 @@ def shell(tmp_path, monkeypatch):
 def run(ip, code):
     """What a cell shows: (the displayed outputs' data, the error's lines or None)."""
     with capture_output() as shown:
-        result = ip.run_cell(code)
+        result = ip.run_cell(code, store_history=True)      # as a kernel runs it (IPython keeps the error)
     error = None if result.success else [line for line in shown.stdout.splitlines() if line.strip()]
     return [o.data for o in shown.outputs], error
 
