@@ -193,6 +193,10 @@ def silent_figures(nb) -> list[str]:
                 "display_data" else ""
             if not said.startswith("Figure: ") or "role=\"note\"" not in "".join(after["data"].get("text/html", "")):
                 found.append(f"cell {i}: a figure with no caption after it")
+        found += [f"cell {i}: a caption holds LaTeX, spelled letter by letter once typeset" for out in outputs
+                  if out.get("output_type") == "display_data"
+                  and "".join(out.get("data", {}).get("text/plain", "")).startswith("Figure: ")
+                  and re.search(r"\$[^$]+\$|\\[A-Za-z|]", "".join(out["data"]["text/plain"]))]
         found += [f"cell {i}: a caption echoed as the cell's result (read twice)" for out in outputs
                   if out.get("output_type") == "execute_result"
                   and "".join(out.get("data", {}).get("text/plain", "")).lstrip("'\"").startswith("Figure: ")]
@@ -217,6 +221,9 @@ def test_a_figure_without_its_caption_is_found():
     for outputs in ([figure], [figure, printed], [said, figure]):
         cell.outputs = outputs
         assert silent_figures(_nb(cell)) == ["cell 0: a figure with no caption after it"]
+    latex = nbformat.v4.new_output("display_data", data=caption_bundle("variance against $d_k$"))
+    cell.outputs = [figure, latex]
+    assert silent_figures(_nb(cell)) == ["cell 0: a caption holds LaTeX, spelled letter by letter once typeset"]
     echoed = nbformat.v4.new_output("execute_result", data={"text/plain": "'Figure: a map'"}, execution_count=1)
     cell.outputs = [figure, said, echoed]
     assert silent_figures(_nb(cell)) == ["cell 0: a caption echoed as the cell's result (read twice)"]

@@ -13,15 +13,34 @@ does it when imported in a kernel); it changes how figures display and nothing e
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 ATTR = "_course_description"
 MAX_MAPS_IN_FULL = 4          # more attention maps than this: one summary line per map
 
 
+def spoken(text: str) -> str:
+    """``text`` with matplotlib's mathtext (``$...$``) written as plain text a screen reader can say:
+    ``$\\sqrt{d_k}$`` -> ``sqrt(d_k)``, ``$d_{model}$`` -> ``d_model``, ``$\\|\\partial L / \\partial W_1\\|$``
+    -> ``norm of (∂L / ∂W_1)``. A caption is text: JupyterLab typesets ``$...$`` in it as maths, which
+    reaches a reader as mathematical-italic letters spelled one by one."""
+    def plain(math: str) -> str:
+        math = re.sub(r"\\sqrt\{([^{}]*)\}", r"sqrt(\1)", math)
+        math = re.sub(r"\\\|(.*?)\\\|", r"norm of (\1)", math)
+        math = re.sub(r"_\{([^{}]*)\}", r"_\1", math)
+        math = re.sub(r"\\partial\s*", "∂", math)
+        math = re.sub(r"\\(cdot|times)", lambda m: {"cdot": "·", "times": "×"}[m.group(1)], math)
+        math = re.sub(r"\\([A-Za-z]+)", r"\1", math)
+        return math.replace("{", "").replace("}", "")
+    return re.sub(r"\$([^$]*)\$", lambda m: plain(m.group(1)), str(text))
+
+
 def describe(ax, text: str) -> str:
-    """Record ``text`` as what ``ax`` shows (replacing an earlier sentence); returns it."""
-    setattr(ax, ATTR, " ".join(str(text).split()))
+    """Record ``text`` as what ``ax`` shows (replacing an earlier sentence, its maths in plain text:
+    :func:`spoken`); returns it."""
+    setattr(ax, ATTR, " ".join(spoken(text).split()))
     return getattr(ax, ATTR)
 
 
