@@ -122,6 +122,25 @@ def answer_notebook(marker: str, answer: str = "") -> dict:
         "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
 
 
+def upload_name(lms: str, student: str, name: str, filename: str, attachment: int = 555000) -> str:
+    """The top-level name the LMS gives a student's uploaded file (Canvas's attachment id: ``attachment``
+    plus the student's id)."""
+    if lms == "moodle":
+        return f"{name}_{student}_assignsubmission_file_{filename}"
+    return f"{name.replace(' ', '').lower()}_{student}_{attachment + int(student)}_{filename}"
+
+
+def zip_of(members: dict[str, bytes]) -> bytes:
+    """A zip (deflated) holding ``members``: {name: bytes}."""
+    import io
+    import zipfile
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    return out.getvalue()
+
+
 def pages_of(nb) -> list[str]:
     """What a notebook the notebook gate admitted becomes on the instructor's screens, cheaply (no exporter):
     the formgrader's view of each cell the student wrote (the autograded notebook's cells after

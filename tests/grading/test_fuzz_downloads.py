@@ -26,7 +26,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from course_grader import lms_in
-from fuzz_kit import RESTYLING, after_the_gates, answer_notebook, fuzz
+from fuzz_kit import RESTYLING, after_the_gates, answer_notebook, fuzz, upload_name, zip_of
 
 ASSIGNMENT, NOTEBOOK = "ps1", "encoder_from_scratch"
 HONEST = {"1001": "Ada Lovelace", "1002": "Bob Babbage", "1003": "Eve Hopper"}
@@ -35,22 +35,6 @@ ATTACKER = "1004"
 
 def notebook(marker: str, answer: str = "") -> bytes:
     return json.dumps(answer_notebook(marker, answer)).encode()
-
-
-def upload_name(lms: str, student: str, name: str, filename: str, attachment: int = 555000) -> str:
-    """The top-level name the LMS gives a student's uploaded file."""
-    if lms == "moodle":
-        return f"{name}_{student}_assignsubmission_file_{filename}"
-    return f"{name.replace(' ', '').lower()}_{student}_{attachment + int(student)}_{filename}"
-
-
-def _zip_of(members: dict[str, bytes]) -> bytes:
-    import io
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-        for name, data in members.items():
-            z.writestr(name, data)
-    return out.getvalue()
 
 
 def attacks(lms: str) -> st.SearchStrategy:
@@ -75,7 +59,7 @@ def attacks(lms: str) -> st.SearchStrategy:
         st.just(b"\0" * 400_000),                                           # a bomb: 1,000 to 1
         st.just(notebook("\\ud800 mallory").replace(b"\\\\ud800", b"\\ud800")),
         st.just(b"not json {"),
-        st.builds(lambda v: _zip_of({claim(v, f"{NOTEBOOK}.ipynb"): notebook("mallory")}), victim))
+        st.builds(lambda v: zip_of({claim(v, f"{NOTEBOOK}.ipynb"): notebook("mallory")}), victim))
     return st.tuples(names, payloads, st.sampled_from([0o100644, 0o100777, 0o120777, 0o040755, 0o104755]))
 
 
@@ -168,7 +152,7 @@ def test_one_student_several_files_copies_capitals_anonymous(tmp_path):
                "babbagebob_LATE_1002_13_notes.pdf": b"%PDF",
                "anon_Xk3pQ_14_encoder_from_scratch.ipynb": notebook("anonymous"),
                "hoppereve_1003_15_my_work.ipynb": notebook("eve")}
-    (tmp_path / "d.zip").write_bytes(_zip_of(members))
+    (tmp_path / "d.zip").write_bytes(zip_of(members))
     lines = lms_in.collect(coursedir, ASSIGNMENT, [str(tmp_path / "d.zip")], "canvas")
     got = {s: (tmp_path / "submitted" / s / ASSIGNMENT / f"{NOTEBOOK}.ipynb").read_text()
            for s in os.listdir(tmp_path / "submitted")}
@@ -183,7 +167,7 @@ def test_one_student_several_files_copies_capitals_anonymous(tmp_path):
 def test_the_roster_names_who_may_be_collected(tmp_path, monkeypatch):
     coursedir = course(tmp_path, "moodle")
     monkeypatch.setattr(lms_in, "roster_of", lambda cd: {"1001"})
-    (tmp_path / "d.zip").write_bytes(_zip_of({upload_name("moodle", s, n, f"{NOTEBOOK}.ipynb"): notebook(s)
+    (tmp_path / "d.zip").write_bytes(zip_of({upload_name("moodle", s, n, f"{NOTEBOOK}.ipynb"): notebook(s)
                                               for s, n in HONEST.items()}))
     lines = lms_in.collect(coursedir, ASSIGNMENT, [str(tmp_path / "d.zip")], "moodle")
     assert os.listdir(tmp_path / "submitted") == ["1001"]
