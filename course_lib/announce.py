@@ -97,8 +97,9 @@ def verdict(kind: str, text: str) -> str:
     return bundle["text/plain"]
 
 
-def caption(text: str, display_id: str | None = None, update: bool = False) -> str:
-    """Show ``text`` as a figure's visible caption (or replace the caption shown under ``display_id``)."""
-    bundle = caption_bundle(text)
-    _show(bundle, display_id=display_id, update=update)
-    return bundle["text/plain"]
+def caption(text: str, display_id: str | None = None, update: bool = False) -> None:
+    """Show ``text`` as a figure's visible caption (or replace the caption shown under ``display_id``).
+
+    Returns nothing: a cell that ends with ``caption(...)`` must not echo it as its result (a trailing
+    ``;`` hides the echo under one kernel's history and not under another's, nbval's among them)."""
+    _show(caption_bundle(text), display_id=display_id, update=update)

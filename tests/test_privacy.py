@@ -11,7 +11,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ["docs/customising.md", "docs/instructors.md", "docs/teachers-guide.md", "docs/jupyterhub.md"]
 # a file name the docs make or download: student data by its extension
 NAME = re.compile(r"(?<![\w/.-])([\w-]+(?:\.[\w-]+)*\.(?:csv|zip|json|db))\b")
-NOT_DATA = {"jupyter_server_config.json"}     # configuration the docs show, not student data
+NOT_DATA = {"jupyter_server_config.json",    # configuration the docs show, not student data
+            "x.zip"}                         # a file inside a student's upload, quoted from a log line
 
 
 def named_in_docs() -> set[str]:

@@ -73,7 +73,8 @@ class PartFailed(AssertionError):
 
     @property
     def spoken(self) -> tuple[str, str]:
-        """(kind, text) of the spoken verdict: ("not done", "Part 1") or ("wrong", the whole line)."""
+        """The spoken verdict as ``(kind, text)``, ``("not done", "Part 1")`` or ``("wrong", line)`` with
+        the whole line."""
         if self.mistake == "not_done":
             return "not done", f"Part {NUMBERS[self.part]}"
         return "wrong", self.line

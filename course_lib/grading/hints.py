@@ -172,7 +172,7 @@ def hint(part: str) -> None:
     """Show the next hint about ``part`` (a name such as "attention", or its number): the symptom, then
     the lecture section, then the formula. Each call climbs one rung; the climb is recorded in
     .hints.json next to the notebook (it never changes a grade). The hint is one line that starts with
-    the word "hint:", in a status region a screen reader announces (:func:`course_lib.announce.verdict`)."""
+    the word "hint:", in a status region a screen reader announces (``course_lib.announce.verdict``)."""
     if isinstance(part, int) and not isinstance(part, bool) and 1 <= part <= len(PARTS):
         part = PARTS[part - 1]
     verdict("hint", next_rung(part)[1])

@@ -425,7 +425,7 @@ def judge(case: Case, outputs: dict | None, error: str | None = None, want: dict
     ``error``: what the harness reported instead of outputs (``"raised <Type>: <text>"``, or a contract
     message). ``want``: ``expected(case)`` if the caller keeps it (it does not depend on the submission).
     ``passed``: the cases of the same submission judged right before this one (evidence that names some
-    failures: :func:`_from_the_run`).
+    failures: ``_from_the_run``).
     On a hidden case every message is one fixed text per kind of failure (``HIDDEN_MESSAGES``): no
     number, no exception name, nothing the part's outputs choose but the kind."""
     if error is not None:
