@@ -188,6 +188,8 @@ def silent_figures(nb) -> list[str]:
         for k, out in enumerate(outputs):
             if "image/png" not in out.get("data", {}) and "image/svg+xml" not in out.get("data", {}):
                 continue
+            if not str(cell.metadata.get("alt", "")).strip():
+                found.append(f"cell {i}: a figure with no `alt` in its cell's metadata (the site's alt text)")
             after = outputs[k + 1] if k + 1 < len(outputs) else {}
             said = "".join(after.get("data", {}).get("text/plain", "")) if after.get("output_type") == \
                 "display_data" else ""
@@ -215,9 +217,12 @@ def test_a_figure_without_its_caption_is_found():
     figure = nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0K", "text/plain": "<Figure>"})
     said = nbformat.v4.new_output("display_data", data=caption_bundle("a map of 2 queries by 2 keys"))
     printed = nbformat.v4.new_output("stream", text="Figure: a map of 2 queries by 2 keys\n")
-    cell = nbformat.v4.new_code_cell("plt.show()")
+    cell = nbformat.v4.new_code_cell("plt.show()", metadata={"alt": "a map of 2 queries by 2 keys"})
     cell.outputs = [figure, said]
     assert silent_figures(_nb(cell)) == []
+    del cell.metadata["alt"]
+    assert silent_figures(_nb(cell)) == ["cell 0: a figure with no `alt` in its cell's metadata (the site's alt text)"]
+    cell.metadata["alt"] = "a map of 2 queries by 2 keys"
     for outputs in ([figure], [figure, printed], [said, figure]):
         cell.outputs = outputs
         assert silent_figures(_nb(cell)) == ["cell 0: a figure with no caption after it"]

@@ -452,7 +452,7 @@ def test_a_training_part_failed_is_no_disagreement(monkeypatch):
     from course_grader import runner
     from course_lib.grading import judging
 
-    def fake_judge(case, outputs, error, want=None):              # the hidden cases fail, the visible pass
+    def fake_judge(case, outputs, error, want=None, passed=()):           # the hidden cases fail, the visible pass
         return judging.Verdict(case.part, "values_differ", "m", "02 §5", "f", True) if case.hidden else None
     monkeypatch.setattr(judging, "judge", fake_judge)
 
