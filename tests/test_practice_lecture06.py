@@ -6,6 +6,7 @@ import torch
 
 from course_lib import causal_mask
 from course_lib.practice import lecture06
+from practice_wrong.lecture06 import _pack
 
 
 def said(capsys, check, *args) -> str:
@@ -120,29 +121,10 @@ def test_quizzes(capsys):
     assert "not done yet: set loss" in said(capsys, lecture06.check_ignored_loss, ...)
 
 
-def pack(seqs, row_len, pad_id, fits=lambda used, n, L: used + n <= L, together=False):
-    rows, segs = [[]], [[]]
-    for n, s in enumerate(seqs):
-        if not fits(len(rows[-1]), len(s), row_len):
-            rows.append([])
-            segs.append([])
-        rows[-1] += s
-        segs[-1] += [n] * len(s)
-    ids = torch.full((len(rows), row_len), pad_id)
-    seg = torch.full((len(rows), row_len), -1)
-    for r, (row, sg) in enumerate(zip(rows, segs)):
-        ids[r, :len(row)] = torch.tensor(row)
-        seg[r, :len(sg)] = torch.tensor(sg)
-    allow = (seg[:, :, None] == seg[:, None, :]) & (seg[:, None, :] >= 0)
-    if together:
-        allow = (seg[:, None, :] >= 0).expand_as(allow).clone()
-    return ids, allow
-
-
 def test_pack(capsys):
     check = lecture06.check_pack
-    assert said(capsys, check, pack).startswith("✓")
-    assert "padding, not packing" in said(capsys, check, lambda s, L, p: pack(s, L, p, fits=lambda u, n, L: u == 0))
-    assert "exactly fills" in said(capsys, check, lambda s, L, p: pack(s, L, p, fits=lambda u, n, L: u + n < L))
-    assert "read each other" in said(capsys, check, lambda s, L, p: pack(s, L, p, together=True))
+    assert said(capsys, check, _pack()).startswith("✓")
+    assert "padding, not packing" in said(capsys, check, _pack(fits=lambda u, n, L: u == 0))
+    assert "exactly fills" in said(capsys, check, _pack(fits=lambda u, n, L: u + n < L))
+    assert "read each other" in said(capsys, check, _pack(together=True))
     assert "not done yet" in said(capsys, check, lambda s, L, p: ...)
