@@ -136,16 +136,23 @@ def choice(answer, right, wrong: dict, explain: str, where: str | None = None, n
 
 
 def number(answer, value: float, explain: str, rel_tol: float = 0.02, abs_tol: float = 0.0,
-           low: str = "too small", high: str = "too large", where: str | None = None, name: str = "answer") -> bool:
+           low: str = "too small", high: str = "too large", where: str | None = None, name: str = "answer",
+           wrong: dict[float, str] | None = None, wrong_rel_tol: float = 0.0, wrong_where: str | None = None
+           ) -> bool:
     """A numeric self-check: ``answer`` within ``rel_tol`` (or ``abs_tol``) of ``value``; ``low`` and
     ``high`` say what a too-small or too-large answer probably missed; ``name`` is the variable the
-    exercise cell sets, as the open line names it. Prints one line."""
+    exercise cell sets, as the open line names it. ``wrong``: answers a student gives for a known cause,
+    each with the line naming it, checked first (within ``wrong_rel_tol`` or ``abs_tol``) and pointed at
+    ``wrong_where`` (default ``where``). Prints one line."""
     if unanswered(answer):
         return todo(f"not done yet: set {name} to a number", where)
     try:
         got = float(answer)
     except (TypeError, ValueError):
         return failed(f"{name} should be a number, got {answer!r}", where)
+    for known, why in (wrong or {}).items():
+        if math.isclose(got, known, rel_tol=wrong_rel_tol, abs_tol=abs_tol):
+            return failed(why, wrong_where or where)
     if math.isclose(got, value, rel_tol=rel_tol, abs_tol=abs_tol):
         return passed(explain)
     return failed(low if got < value else high, where)

@@ -304,26 +304,17 @@ def check_rope_score(answer) -> bool:
     """Quiz: one pair of features, theta = 1 radian per position, q = k = (1, 0); RoPE turns q as the token at
     position 5 and k as the token at position 3. Their dot product?"""
     value = math.cos(2.0)
-    if unanswered(answer):
-        return todo("not done yet: set score to a number", "section 5.1")
-    try:
-        got = float(answer)
-    except (TypeError, ValueError):
-        return failed(f"score should be a number, got {answer!r}", "section 5.1")
     causes = {1.0: "1 is the score of two unturned vectors: RoPE turns both by their positions (look at R(mθ))",
               math.cos(8.0): "cos 8 adds the two positions: the key's rotation enters transposed, so the angles "
                              "subtract (look at R(mθ)ᵀ R(nθ))",
               math.cos(5.0): "cos 5 turns only the query: the key is turned too, by its own position",
               math.cos(3.0): "cos 3 turns only the key: the query is turned too, by its own position",
               -value: "the sign: turning both by their positions leaves cos((m − n)θ), and cos 2 is negative"}
-    for wrong, why in causes.items():
-        if math.isclose(got, wrong, abs_tol=5e-3):
-            return failed(why, "section 5.1")
-    return number(got, value, f"cos((5 − 3)·1) = {value:.3f}: only the offset m − n = 2 is left, whatever m and n "
+    return number(answer, value, f"cos((5 − 3)·1) = {value:.3f}: only the offset m − n = 2 is left, whatever m and n "
                   "are", rel_tol=0.0, abs_tol=5e-3,
                   low="too small: the score of two unit vectors is the cosine of the angle left between them",
                   high="too large: the score of two unit vectors is the cosine of the angle left between them",
-                  where="section 5.1", name="score")
+                  where="section 5.1", name="score", wrong=causes)
 
 
 @check
@@ -338,17 +329,9 @@ def check_biased_weight(answer) -> bool:
               0.75: "the bias is not a share: it enters as e^3 in the softmax (lecture 04, softmax)",
               math.exp(3) / (math.exp(3) + 4): "the denominator counts the previous key twice: e^3 + 3 e^0 over "
                                                "the four keys (lecture 04, softmax)"}
-    if unanswered(answer):
-        return todo("not done yet: set weight to a number", "lecture 04, softmax")
-    try:
-        got = float(answer)
-    except (TypeError, ValueError):
-        return failed(f"weight should be a number, got {answer!r}", "lecture 04, softmax")
-    for wrong, why in causes.items():
-        if math.isclose(got, wrong, abs_tol=3e-3):
-            return failed(why, "section 6")
-    return number(got, value, f"e^3 / (e^3 + 3) = {value:.3f}: a bias of 3 multiplies that key's share by e^3 before "
+    return number(answer, value,
+                  f"e^3 / (e^3 + 3) = {value:.3f}: a bias of 3 multiplies that key's share by e^3 before "
                   "the normalisation", rel_tol=0.0, abs_tol=3e-3,
                   low="too small: the previous key gets e^(0 + 3), each other key e^0 (lecture 04, softmax)",
                   high="too large: the other three keys keep e^0 each (lecture 04, softmax)",
-                  where="lecture 04, softmax", name="weight")
+                  where="lecture 04, softmax", name="weight", wrong=causes, wrong_where="section 6")
