@@ -11,8 +11,9 @@ submission can be dated on time). :class:`ServerCollect` is nbgrader's default `
   account the folder names (``pwd``); no symbolic or hard link inside. Any other folder is refused,
   said in the log (quoted), and never chosen over the student's own;
 * **the server's time**: a submission's time is the latest status change (``st_ctime``, set by the
-  kernel and never by a user) of its folder and files, both for choosing a student's latest
-  submission and in the ``timestamp.txt`` written into ``submitted/`` (the student's own is replaced);
+  kernel and never by a user) of its folder and the files it copies (not the student's ``timestamp.txt``),
+  both for choosing a student's latest submission and in the ``timestamp.txt`` written into ``submitted/``
+  (the student's own is replaced), so ``--update`` collects again only a folder changed since its copy;
 * **a copy that checks what it copied** (:func:`course_grader.files_in.copy_tree`): every file is
   opened relative to its folder's descriptor without following a link, checked on that descriptor
   (a regular file of one name, the student's own) and copied into a private staging folder beside
@@ -47,12 +48,19 @@ def _utc(ctime: float) -> datetime.datetime:
     return parse_utc(datetime.datetime.fromtimestamp(ctime, datetime.UTC).strftime(TIME_FORMAT))
 
 
-def server_time(folder: str) -> datetime.datetime:
-    """The latest ``st_ctime`` of ``folder`` and what is in it, as nbgrader's UTC timestamps are (to
-    choose among a student's folders; the time written is the copy's, :meth:`ServerCollect.stage`)."""
+def server_time(folder: str, skip=lambda name, depth: False) -> datetime.datetime:
+    """The latest ``st_ctime`` of ``folder`` and what is in it but what ``skip(name, depth)`` leaves out
+    (depth 0: the folder's own entries), as nbgrader's UTC timestamps are: the time :func:`.files_in.
+    copy_tree` gives the copy, measured before copying (to choose among a student's folders, and to tell
+    ``--update`` whether one is newer than the copy in ``submitted/``). It must skip what the copy skips:
+    the hub's *Submit* writes ``timestamp.txt`` last, and with it counted here an unchanged folder was
+    always newer than its copy, so every ``collect --update`` collected the whole class again, each
+    student an "Updating submission" in the log."""
     latest = os.lstat(folder).st_ctime
     for where, dirs, files in os.walk(folder):
-        for name in dirs + files:
+        depth = 0 if where == folder else os.path.relpath(where, folder).count(os.sep) + 1
+        dirs[:] = [d for d in dirs if not skip(d, depth)]
+        for name in dirs + [f for f in files if not skip(f, depth)]:
             latest = max(latest, os.lstat(os.path.join(where, name)).st_ctime)
     return _utc(latest)
 
@@ -88,8 +96,13 @@ class ServerCollect(ExchangeCollect):
         record = super()._path_to_record(path)              # (its timestamp is the student's: replaced)
         record["refused"] = refused(path, record["username"])
         if record["refused"] is None:
-            record["timestamp"] = server_time(path)
+            record["timestamp"] = server_time(path, self.skip)
         return record
+
+    def skip(self, name: str, depth: int) -> bool:
+        """Not copied (nor counted in the time): nbgrader's ignore patterns, and the student's own
+        ``timestamp.txt`` (the server writes its own)."""
+        return any(fnmatch.fnmatch(name, p) for p in self.coursedir.ignore) or (depth == 0 and name == "timestamp.txt")
 
     def init_src(self):
         """nbgrader's ``init_src`` (one submission a student: the latest, or the latest before the due
@@ -145,10 +158,6 @@ class ServerCollect(ExchangeCollect):
         place = tempfile.mkdtemp(prefix=".collect-", dir=submitted)          # 0700, the grader's
         limits = Limits(file_bytes=max(1, int(self.coursedir.max_file_size)) * 1000,
                         total_bytes=max(1, int(self.coursedir.max_dir_size)) * 1000)
-        ignore = list(self.coursedir.ignore)
-
-        def skip(name: str, depth: int) -> bool:
-            return any(fnmatch.fnmatch(name, p) for p in ignore) or (depth == 0 and name == "timestamp.txt")
         inbound = open_dir(self.inbound_path)
         try:
             folder = open_dir(os.path.basename(src), inbound)
@@ -157,7 +166,7 @@ class ServerCollect(ExchangeCollect):
                     os.listdir(folder) else None
                 if stamp is not None and not stat.S_ISREG(stamp.st_mode):
                     raise Refused("its timestamp.txt is not a regular file")
-                ctime = copy_tree(folder, os.path.join(place, "copy"), uid, limits, skip)
+                ctime = copy_tree(folder, os.path.join(place, "copy"), uid, limits, self.skip)
             finally:
                 os.close(folder)
         except BaseException:

@@ -22,9 +22,10 @@ collect --update`` (the course's ``nbgrader_config.py`` makes it the same gate),
   full marks, in both rounds;
 * each hostile folder is refused ("Not collected: '<its name>': ...") or graded for its owner alone with a
   line naming that student ("Repaired: lp/..."); no student's notebook or page holds another's text;
-* the re-upload replaces the student's folder whole ("Updating submission: daemon"; nothing of round one's
-  files stays), the rewritten answer is the one graded, and its hand grade is flagged for review rather than
-  kept; the restyler's refused link leaves their round-one submission as it was;
+* the re-upload replaces the student's folder whole ("Updating submission: daemon", the only such line:
+  every unchanged folder is "No newer submission to collect"; nothing of round one's files stays), the
+  rewritten answer is the one graded, and its hand grade is flagged for review rather than kept; the
+  restyler's refused link leaves their round-one submission as it was;
 * nothing is written outside the course: the test's temporary root (the exchange, an empty ``HOME`` and
   ``TMPDIR`` the commands get) is as it was, the exchange included;
 * every feedback page loads nothing from elsewhere and restyles nothing (``fuzz_kit``'s counters).
@@ -43,8 +44,12 @@ It fails with a gate removed (each planted by hand in the source, seen to fail, 
   the time nor the answer's hash compared): the rewritten answer's 2 points stay, not flagged. On this
   route the server's new time alone flags it; the hash's own failure is ``tests/grading/test_recording.py``'s.
 
-Cost, measured on the 2-core sandbox: about 39 CPU-s for the module (both rounds, the course's release
-included); the commands 28 CPU-s of it.
+* a folder's time counting the ``timestamp.txt`` the copy leaves out (the defect this test found, fixed in
+  ``collect.server_time``): the hub's *Submit* writes it last, so every unchanged folder was newer than its
+  copy and round two's ``collect --update`` said "Updating submission" for every student.
+
+Cost, measured on the 2-core sandbox: 36 CPU-s for the module (both rounds, the course's release
+included; pytest's own start, about 6 CPU-s, not counted), 28 CPU-s of it the commands.
 """
 
 from __future__ import annotations
@@ -80,13 +85,13 @@ def _text(nb) -> bytes:
 
 
 def submit(inbound: Path, student: str, when: str, files: dict[str, bytes | None], owner: str | None = None) -> str:
-    """A folder as the hub's *Submit* writes it, owned by ``owner`` (the student); a value None makes a
-    named pipe. Returns the folder's name."""
+    """A folder as the hub's *Submit* writes it, owned by ``owner`` (the student): the files, then
+    ``timestamp.txt`` last (so it is the newest entry, as nbgrader's ``ExchangeSubmit.copy_files`` leaves
+    it); a value None makes a named pipe. Returns the folder's name."""
     name = f"{student}+{ASSIGNMENT}+{when} UTC+{student[:2]}x{len(os.listdir(inbound))}"
     folder = inbound / name
     folder.mkdir()
-    (folder / "timestamp.txt").write_text(f"{when} UTC")
-    for file, data in files.items():
+    for file, data in {**files, "timestamp.txt": b""}.items():
         if data is None:
             os.mkfifo(folder / file)
         else:
@@ -94,7 +99,18 @@ def submit(inbound: Path, student: str, when: str, files: dict[str, bytes | None
     uid = pwd.getpwnam(owner or student).pw_uid
     for path in (folder, *folder.iterdir()):
         os.lchown(path, uid, -1)
+    written_last(folder, f"{when} UTC")
     return name
+
+
+def written_last(folder: Path, stamp: str) -> None:
+    """``folder``'s ``timestamp.txt`` written again until its ``st_ctime`` is the newest of the folder's
+    (the kernel's clock is coarse: two writes a millisecond apart may share a time)."""
+    others = max(p.lstat().st_ctime_ns for p in (folder, *folder.iterdir()) if p.name != "timestamp.txt")
+    while True:
+        (folder / "timestamp.txt").write_text(stamp)
+        if (folder / "timestamp.txt").stat().st_ctime_ns > others:
+            return
 
 
 def round_one(inbound: Path, good, release) -> dict:
@@ -262,6 +278,8 @@ def test_a_re_upload_replaces_the_folder_and_flags_the_hand_grade_of_a_changed_a
     expect, logs = two["expect"], "\n".join(two["logs"].values())
     for line in (expect["log"], expect["refused"], expect["kept"]):
         assert line in logs, (line, logs[-6000:])
+    updated = [line for line in two["logs"]["collect"].splitlines() if "Updating submission" in line]
+    assert len(updated) == 1, f"only the student who submitted again is collected again: {updated}"
     honest = two["seen"][HONEST]
     assert honest["notebook"] == expect["honest"], "the re-upload, byte for byte"
     assert honest["submitted"] == [FILE, "timestamp.txt"], "round one's scratch.txt stayed: merged, not replaced"
@@ -276,3 +294,29 @@ def test_a_re_upload_replaces_the_folder_and_flags_the_hand_grade_of_a_changed_a
     pages_keep_their_promises(two["seen"], marks)
     assert "Could not grade" not in two["logs"]["autograde"]
     assert two["after"] == two["before"], "a file outside the course (or in the exchange) was written"
+
+
+def test_an_unchanged_folder_is_not_newer_than_its_copy(tmp_path):
+    """The time ``collect`` gives a folder in ``inbound/`` (to pick a student's latest, and to tell
+    ``--update`` whether it is newer than the copy in ``submitted/``) is the time of the copy it makes: the
+    hub's *Submit* writes ``timestamp.txt`` last, and with it counted (it is not copied) every unchanged
+    submission was newer than its copy, so each ``collect --update`` collected the whole class again, an
+    "Updating submission" line for every student (found by the second round above)."""
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+
+    from course_grader.collect import ServerCollect, _utc, server_time
+    from course_grader.files_in import copy_tree, open_dir
+    folder = tmp_path / "student+ps1+2026-12-04 12:00:00.000000 UTC+x"
+    (folder / "data").mkdir(parents=True)
+    for name in ("ps1.ipynb", "data/a.csv", ".ipynb_checkpoints"):
+        (folder / name).write_text(name)
+    written_last(folder, "2026-12-04 12:00:00.000000 UTC")
+    collect = ServerCollect(coursedir=CourseDirectory(root=str(tmp_path)), authenticator=Authenticator())
+    fd = open_dir(str(folder))
+    try:
+        copied = copy_tree(fd, str(tmp_path / "copy"), None, skip=collect.skip)
+    finally:
+        os.close(fd)
+    assert sorted(os.listdir(tmp_path / "copy")) == ["data", "ps1.ipynb"]
+    assert server_time(str(folder), collect.skip) == _utc(copied)
