@@ -178,7 +178,7 @@ class SandboxAutogradeApp(AutogradeApp):
             except (OSError, ValueError):
                 continue
             if notes:
-                self.log.warning("Repaired: %s/%s.ipynb: %s", student, quoted(notebook), "; ".join(notes))
+                self.log.warning("Repaired: %s: %s", quoted(f"{student}/{notebook}.ipynb"), "; ".join(notes))
 
     def _grade(self, grader, level: str, settings) -> None:
         recording.configure_recording(self.config)            # first: the gradebook's engine is then the workers' too

@@ -144,10 +144,10 @@ def round_one(inbound: Path, good, release) -> dict:
                               f"{pwd.getpwnam(IMPOSTOR).pw_uid}, not to {HONEST!r}"},
         LINKER: {"refused": f"Not collected: {ascii(said[LINKER])}: it holds a symbolic link ({FILE!r})"},
         PIPER: {"refused": f"Not collected: {ascii(said[PIPER])}: {FILE!r} is a named pipe, not a regular file"},
-        ESCAPER: {"mark": mark(ESCAPER), "log": f"Repaired: {ESCAPER}/{NOTEBOOK!r}.ipynb: 7 lone surrogates replaced "
+        ESCAPER: {"mark": mark(ESCAPER), "log": f"Repaired: {ESCAPER + '/' + FILE!r}: 7 lone surrogates replaced "
                                                 f"by U+FFFD"},
         RESTYLER: {"mark": mark(RESTYLER), "log": f"Collecting submission: {RESTYLER} {ASSIGNMENT}"},
-        CARRIER: {"mark": mark(CARRIER), "log": f"Repaired: {CARRIER}/{NOTEBOOK!r}.ipynb: cell 46 carried the grade_id "
+        CARRIER: {"mark": mark(CARRIER), "log": f"Repaired: {CARRIER + '/' + FILE!r}: cell 46 carried the grade_id "
                                                 f"{REWRITTEN!r} without being an nbgrader cell"},
         HINTER: {"mark": mark(HINTER), "log": f"Collecting submission: {HINTER} {ASSIGNMENT}"},
     }

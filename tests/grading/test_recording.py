@@ -178,7 +178,7 @@ def test_a_lone_surrogate_is_repaired_at_the_gate_and_the_student_graded(course)
     notebook's metadata: the run exits 0 (the fixture), the log says what was repaired, the student is
     graded and recorded in full (the notebook written with U+FFFD in their place)."""
     import csv
-    assert "Repaired: escaper/'encoder_from_scratch'.ipynb: 3 lone surrogates replaced by U+FFFD" in LOG[0]
+    assert "Repaired: 'escaper/encoder_from_scratch.ipynb': 3 lone surrogates replaced by U+FFFD" in LOG[0]
     rows = {r["student"]: r for r in csv.DictReader(open(course / f"verdicts_{ASSIGNMENT}.csv", encoding="utf-8"))}
     assert rows["escaper"]["status"] == "graded" and rows["escaper"]["passed"] == rows["escaper"]["parts"]
     assert "\ufffd" in nbformat.writes(_autograded(course, "escaper"))
