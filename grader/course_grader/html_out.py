@@ -15,7 +15,9 @@ TA who grades by eye, and an image or a style sheet from any host loaded in the 
 ``<style>`` is kept only in a page's head (the grader's own style sheets, :func:`clean_page`); a
 ``style`` attribute keeps only the declarations of :data:`CSS_PROPERTIES` (colours, fonts, strokes:
 what a figure or a table needs; never position, display, size, margins, transforms, content or a
-``url()``); an image's source is a ``data:`` URL of an image type only; any other attribute's
+``url()``; what paints over the lines around an element, :data:`OVERLAYS`, only in an SVG shape, whose
+figure's box clips it: a white padded span with ``opacity`` covered the formgrader's verdict line); an
+image's source is a ``data:`` URL of an image type only; any other attribute's
 ``url(...)`` must point within the page (``url(#id)``). The formgrader's page of a submission gets the
 same allow-list (:class:`course_grader.formgrade.FormgradeSanitize`) and :data:`FORMGRADE_CSP`.
 
@@ -46,12 +48,24 @@ CSS_PROPERTIES = frozenset({
     "text-decoration", "vertical-align", "white-space", "letter-spacing", "line-height", "opacity",
     "dominant-baseline", "alignment-baseline", "border", "border-color", "border-style", "border-width",
     "border-collapse", "padding", "padding-left", "padding-right", "padding-top", "padding-bottom"})
+#: what paints outside an element's own box, or over what the page draws after it (an ``opacity`` below 1
+#: makes a stacking context painted above the verdict; padding, a border, a line height below the text's
+#: and a negative letter spacing reach over the lines around): in an SVG figure, whose box clips them,
+#: only (a red-team answer covered the formgrader's verdict line with a white padded span)
+OVERLAYS = frozenset({"opacity", "padding", "padding-left", "padding-right", "padding-top", "padding-bottom",
+                      "border", "border-width", "line-height", "letter-spacing"})
+#: properties whose value is a keyword (``vertical-align: -900px`` moves, a text decoration 900px thick covers)
+KEYWORDS_ONLY = frozenset({"vertical-align", "text-decoration"})
+#: SVG's own shapes, inside an ``<svg>`` whose box clips what they paint
+_IN_FIGURE = frozenset({"g", "rect", "line", "polyline", "polygon", "circle", "ellipse", "path", "text", "tspan"})
+_KEYWORDS = re.compile(r"^[a-zA-Z -]*$")
 _DECLARATION = re.compile(r"^\s*([a-zA-Z-]+)\s*:\s*([^;]*?)\s*$")
 _UNSAFE_VALUE = re.compile(r"(?i)url\s*\(|expression|@import|behaviou?r|\\|/\*|image-set|image\s*\(|var\s*\(|"
                            r"attr\s*\(|!important")
 
+#: MathML; not ``mpadded``, whose width, height and depth let its content paint over the lines around
 _MATHML = {"math", "mi", "mn", "mo", "ms", "mtext", "mspace", "mrow", "mfrac", "msqrt", "mroot", "mstyle",
-           "merror", "mpadded", "mphantom", "mfenced", "menclose", "msub", "msup", "msubsup", "munder", "mover",
+           "merror", "mphantom", "mfenced", "menclose", "msub", "msup", "msubsup", "munder", "mover",
            "munderover", "mmultiscripts", "mprescripts", "none", "mtable", "mtr", "mtd", "mlabeledtr",
            "semantics", "annotation"}
 _SVG = {"svg", "g", "rect", "line", "polyline", "polygon", "circle", "ellipse", "path", "text", "tspan",
@@ -87,12 +101,21 @@ _URL_VALUE = re.compile(r"(?i)url\s*\(")
 _IN_PAGE = re.compile(r"(?i)^\s*url\s*\(\s*['\"]?#[\w.:-]*['\"]?\s*\)\s*$")
 
 
-def inline_style(value: str) -> str:
+def _declaration(piece: str, element: str) -> bool:
+    m = _DECLARATION.match(piece)
+    if m is None or _UNSAFE_VALUE.search(m.group(2)):
+        return False
+    name = m.group(1).lower()
+    return name in CSS_PROPERTIES and (name not in OVERLAYS or element in _IN_FIGURE) and (
+        name not in KEYWORDS_ONLY or _KEYWORDS.match(m.group(2)) is not None)
+
+
+def inline_style(value: str, element: str = "span") -> str:
     """A ``style`` attribute's declarations whose property is in :data:`CSS_PROPERTIES` and whose value
-    loads nothing (no ``url()``, ``image()``, escapes, comments, ``!important``); the others dropped."""
+    loads nothing (no ``url()``, ``image()``, escapes, comments, ``!important``), those of :data:`OVERLAYS`
+    on an SVG shape only (``element``), those of :data:`KEYWORDS_ONLY` with a keyword; the others dropped."""
     pieces = [p for p in value.split(";") if p.strip()]
-    kept = [p for p in pieces if (m := _DECLARATION.match(p)) and m.group(1).lower() in CSS_PROPERTIES
-            and not _UNSAFE_VALUE.search(m.group(2))]
+    kept = [p for p in pieces if _declaration(p, element)]
     return value if len(kept) == len(pieces) else ";".join(kept)       # as written when nothing is dropped
 
 
@@ -109,7 +132,9 @@ def _attribute(element: str, attribute: str, value: str) -> str | None:
     if attribute == "content" and element == "meta" and ":" in value and "charset" not in value.lower():
         return value if value.startswith("default-src") else None
     if attribute == "style":
-        return inline_style(value) or None
+        return inline_style(value, element) or None
+    if element == "svg" and attribute in ("transform", "opacity"):     # the figure's own box: never moved
+        return None
     if _URL_VALUE.search(value) and not _IN_PAGE.match(value):         # fill="url(https://...)" loads
         return None
     return value
