@@ -98,7 +98,9 @@ def readings(member: str, lms: str) -> list[tuple[str, int, str]]:
     tail = "/" + inner if inner else ""
     if lms == "moodle":
         return [(m.group("id"), 0, inner if m.group("rest") == "" else m.group("rest") + tail)]
-    found = [(f"anon_{m.group('anon')}", int(m.group("attachment")), m.group("rest") + tail)] if m.group("anon") else []
+    if m.group("anon"):                          # anonymous grading's name: never read as a name "anon"
+        return [(f"anon_{m.group('anon')}", int(m.group("attachment")), m.group("rest") + tail)]
+    found = []
     for at in _CANVAS_IDS.finditer(top):
         slug = top[:at.start()]
         if _CANVAS_SLUG.fullmatch(slug) and not _INNER_ID.search(slug):
