@@ -140,21 +140,29 @@ def _attribute(element: str, attribute: str, value: str) -> str | None:
     return value
 
 
-def clean_fragment(html: str) -> str:
+def clean_fragment(html: str, ids: bool = True) -> str:
     """``html`` (already rendered) with everything outside :data:`TAGS` and :data:`ATTRIBUTES` gone or
-    escaped, comments removed, and URLs by :func:`_attribute`."""
-    return _clean(html, TAGS)
+    escaped, comments removed, and URLs by :func:`_attribute`; with ``ids=False`` no ``id`` and no
+    ``name`` either (a page whose script finds its own elements by id: the formgrader's)."""
+    return _clean(html, TAGS) if ids else _clean(html, TAGS, attributes=_WITHOUT_IDS)
+
+
+#: :data:`ATTRIBUTES` without what names an element for a page's script: the formgrader finds a grade's
+#: score box as ``$("#" + grade_id)``, the first element of that id, so a student's ``<span
+#: id="answer_b">`` (or a heading "## answer_b", which the renderer gives that id) in an earlier answer
+#: took answer_b's box: what the TA typed for the earlier answer was saved as answer_b's score too
+_WITHOUT_IDS = {tag: names - {"id", "name"} for tag, names in ATTRIBUTES.items()}
 
 
 #: a page's head: its title, its meta lines and its own style sheets (nothing of a student's is there)
 HEAD_TAGS = frozenset({"meta", "title", "style"})
 
 
-def _clean(html: str, tags, attribute_filter=_attribute) -> str:
+def _clean(html: str, tags, attribute_filter=_attribute, attributes=None) -> str:
     return nh3.clean(html, tags=set(tags), clean_content_tags={"script", "iframe", "object", "embed", "noscript",
                                                                "template", "xmp", "noembed", "noframes", "style"}
                      - set(tags),
-                     attributes={k: v for k, v in ATTRIBUTES.items() if k == "*" or k in tags},
+                     attributes={k: v for k, v in (attributes or ATTRIBUTES).items() if k == "*" or k in tags},
                      attribute_filter=attribute_filter, strip_comments=True,
                      url_schemes={"http", "https", "mailto", "data"}, link_rel=None,
                      generic_attribute_prefixes={"aria-", "data-"})
@@ -176,14 +184,15 @@ def clean_page(html: str, lang: str = "en") -> str:
             f"<body>\n{clean_fragment(body)}\n</body>\n</html>\n")
 
 
-def inert_markdown(text: str) -> str:
+def inert_markdown(text: str, ids: bool = True) -> str:
     """A student's markdown, rendered (nbconvert's renderer, as the formgrader's and the feedback's),
     cleaned (:func:`clean_fragment`), as one HTML block with no blank line, which a markdown renderer
-    passes through unchanged; the markdown itself when its rendering holds nothing to clean."""
+    passes through unchanged; the markdown itself when its rendering holds nothing to clean. With
+    ``ids=False`` always the block, without ids (a heading rendered later would get one)."""
     from nbconvert.filters.markdown_mistune import markdown2html_mistune
     rendered = markdown2html_mistune(text)
-    html = clean_fragment(rendered)
-    if html == rendered:                 # it renders to nothing the allow-list removes: kept as written, so
+    html = clean_fragment(rendered, ids)
+    if html == rendered and ids:         # it renders to nothing the allow-list removes: kept as written, so
         return text                      # an answer left as released keeps nbgrader's checksum (score 0)
     html = html.strip()
     return f'<div class="student-markdown">{html.replace(chr(13), "").replace(chr(10), "&#10;")}</div>'

@@ -279,6 +279,59 @@ def test_an_svg_figure_keeps_its_shapes_opacity():
         '<span style="color:red">x</span>'
 
 
+def _graded_formgrade_page(answer: str, output: str) -> str:
+    """The formgrader's page of a submission (nbgrader's template, nbgrader_config.py's preprocessors) with
+    two hand-graded answers, answer_a (``answer``) and answer_b, and between them a code cell whose
+    output is ``output`` (what the student's code printed when graded)."""
+    import os
+
+    import nbformat
+    import nbgrader
+    from nbconvert import HTMLExporter
+    from traitlets.config import Config
+
+    from course_grader.feedback import TEMPLATES
+    from course_grader.formgrade import FormgradeSanitize
+
+    def graded(gid):
+        return {"nbgrader": {"grade": True, "solution": True, "locked": False, "points": 2, "grade_id": gid,
+                             "schema_version": 3}}
+    cells = [nbformat.v4.new_markdown_cell(answer, metadata=graded("answer_a")),
+             nbformat.v4.new_code_cell("show()", outputs=[nbformat.v4.new_output("display_data",
+                                                                                 data={"text/html": output})]),
+             nbformat.v4.new_markdown_cell("B's own answer", metadata=graded("answer_b"))]
+    config = Config()
+    config.HTMLExporter.extra_template_basedirs = [TEMPLATES, os.path.join(
+        os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates")]
+    config.HTMLExporter.preprocessors = [FormgradeSanitize]
+    return HTMLExporter(config=config, template_name="formgrade").from_notebook_node(
+        nbformat.v4.new_notebook(cells=cells), resources={"base_url": "", "notebook_id": "nb", "index": 0,
+                                                          "total": 1, "submission_id": "s", "mathjax_url": ""})[0]
+
+
+def test_broke_an_answer_cannot_take_another_answer_s_score_box(monkeypatch):
+    """BROKE: the formgrader's script binds each grade's score box as ``$("#" + grade_id)``, the first
+    element of that id. A ``<span id="answer_b">``, a heading "## answer_b" (its renderer gives it that
+    id) in answer_a, or an output's ``<b id="answer_b-comment">``, came first: what the TA typed for
+    answer_a was saved as answer_b's score too, and answer_b's own box and comment did nothing. Promise:
+    the first element of each grade's ids on the TA's page is the formgrader's own (its input, its
+    comment box); a student's ``id`` and ``name`` are gone from the page."""
+    from course_grader.formgrade import FormgradeSanitize
+    answer = '<span id="answer_b">x</span>\n\n## answer_b\n\n<a name="answer_b" id="answer_b_extra_credit">n</a>'
+    output = '<b id="answer_b-comment">o</b><p id="answer_a">p</p>'
+
+    def first_elements(page):
+        found = {}
+        for m in re.finditer(r'<(\w+)[^>]*\s(?:id|name)="(answer_[ab][^"]*)"', page):
+            found.setdefault(m.group(2), m.group(1))
+        return found
+    assert first_elements(_graded_formgrade_page(answer, output)) == {
+        "answer_a": "input", "answer_a_extra_credit": "input", "answer_a-comment": "textarea",
+        "answer_b": "input", "answer_b_extra_credit": "input", "answer_b-comment": "textarea"}
+    monkeypatch.setattr(FormgradeSanitize, "ids", True)                  # the gate before this round
+    assert first_elements(_graded_formgrade_page(answer, output))["answer_b"] != "input"
+
+
 # ------------------------------------------------------------------ a part beside and after another
 
 PLACES = ("/dev/shm", "/var/tmp", "/run", "/run/lock", "/", "/dev", "/dev/pts", "/dev/mqueue", "/tmp")
