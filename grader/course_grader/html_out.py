@@ -142,9 +142,23 @@ def _attribute(element: str, attribute: str, value: str) -> str | None:
 
 def clean_fragment(html: str, ids: bool = True) -> str:
     """``html`` (already rendered) with everything outside :data:`TAGS` and :data:`ATTRIBUTES` gone or
-    escaped, comments removed, and URLs by :func:`_attribute`; with ``ids=False`` no ``id`` and no
-    ``name`` either (a page whose script finds its own elements by id: the formgrader's)."""
-    return _clean(html, TAGS) if ids else _clean(html, TAGS, attributes=_WITHOUT_IDS)
+    escaped, comments removed, and URLs by :func:`_attribute`; with ``ids=False`` no ``id``, no ``name``
+    and no ``class`` but :data:`_CLASS` either (a page whose script finds its own elements by id and by
+    class: the formgrader's)."""
+    return _clean(html, TAGS) if ids else _clean(html, TAGS, _scriptless_attribute, _WITHOUT_IDS)
+
+
+#: the classes a student's fragment keeps on a page with a script: code highlighting's (Pygments' tokens
+#: of 1 to 3 letters, ``highlight``), pandas' ``dataframe``, the gate's own ``student-markdown``; never
+#: the formgrader's (a ``<div class="full-credit">`` around an answer gave it full marks when the TA
+#: clicked on it: the script listens to clicks on that class anywhere in the answer's cell)
+_CLASS = re.compile(r"[a-z]{1,3}[0-9]?|highlight|dataframe|student-markdown")
+
+
+def _scriptless_attribute(element: str, attribute: str, value: str) -> str | None:
+    if attribute == "class":
+        return " ".join(c for c in value.split() if _CLASS.fullmatch(c)) or None
+    return _attribute(element, attribute, value)
 
 
 #: :data:`ATTRIBUTES` without what names an element for a page's script: the formgrader finds a grade's

@@ -313,23 +313,31 @@ def test_broke_an_answer_cannot_take_another_answer_s_score_box(monkeypatch):
     """BROKE: the formgrader's script binds each grade's score box as ``$("#" + grade_id)``, the first
     element of that id. A ``<span id="answer_b">``, a heading "## answer_b" (its renderer gives it that
     id) in answer_a, or an output's ``<b id="answer_b-comment">``, came first: what the TA typed for
-    answer_a was saved as answer_b's score too, and answer_b's own box and comment did nothing. Promise:
-    the first element of each grade's ids on the TA's page is the formgrader's own (its input, its
-    comment box); a student's ``id`` and ``name`` are gone from the page."""
+    answer_a was saved as answer_b's score too, and answer_b's own box and comment did nothing. And the
+    script gives full marks on a click on any element of class ``full-credit`` in the answer's cell: a
+    ``<div class="full-credit">`` around the answer got them when the TA clicked on it. Promise: the first
+    element of each grade's ids on the TA's page is the formgrader's own (its input, its comment box); a
+    student's ``id``, ``name`` and classes but code highlighting's are gone from the page."""
     from course_grader.formgrade import FormgradeSanitize
-    answer = '<span id="answer_b">x</span>\n\n## answer_b\n\n<a name="answer_b" id="answer_b_extra_credit">n</a>'
-    output = '<b id="answer_b-comment">o</b><p id="answer_a">p</p>'
+    answer = ('<span id="answer_b">x</span>\n\n## answer_b\n\n<a name="answer_b" id="answer_b_extra_credit">n</a>'
+              '\n\n<div class="full-credit tabbable k">all of my answer</div>\n\n```python\nx = 1\n```')
+    output = '<b id="answer_b-comment" class="score">o</b><p id="answer_a">p</p>'
 
     def first_elements(page):
         found = {}
         for m in re.finditer(r'<(\w+)[^>]*\s(?:id|name)="(answer_[ab][^"]*)"', page):
             found.setdefault(m.group(2), m.group(1))
         return found
-    assert first_elements(_graded_formgrade_page(answer, output)) == {
+    page = _graded_formgrade_page(answer, output)
+    assert first_elements(page) == {
         "answer_a": "input", "answer_a_extra_credit": "input", "answer_a-comment": "textarea",
         "answer_b": "input", "answer_b_extra_credit": "input", "answer_b-comment": "textarea"}
+    classes = re.findall(r'class="([^"]*)"[^>]*>(?:all of my answer|o<)', page)
+    assert classes == ["k"], classes                  # the formgrader's classes gone, code highlighting's kept
+    assert '<span class="n">x</span>' in page
     monkeypatch.setattr(FormgradeSanitize, "ids", True)                  # the gate before this round
-    assert first_elements(_graded_formgrade_page(answer, output))["answer_b"] != "input"
+    page = _graded_formgrade_page(answer, output)
+    assert first_elements(page)["answer_b"] != "input" and 'class="full-credit' in page
 
 
 # ------------------------------------------------------------------ a part beside and after another
