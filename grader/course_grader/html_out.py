@@ -140,32 +140,37 @@ def _attribute(element: str, attribute: str, value: str) -> str | None:
     return value
 
 
-def clean_fragment(html: str, ids: bool = True) -> str:
+def clean_fragment(html: str) -> str:
     """``html`` (already rendered) with everything outside :data:`TAGS` and :data:`ATTRIBUTES` gone or
-    escaped, comments removed, and URLs by :func:`_attribute`; with ``ids=False`` no ``id``, no ``name``
-    and no ``class`` but :data:`_CLASS` either (a page whose script finds its own elements by id and by
-    class: the formgrader's)."""
-    return _clean(html, TAGS) if ids else _clean(html, TAGS, _scriptless_attribute, _WITHOUT_IDS)
+    escaped, comments removed, and URLs by :func:`_attribute`."""
+    return _clean(html, TAGS)
 
 
-#: the classes a student's fragment keeps on a page with a script: code highlighting's (Pygments' tokens
-#: of 1 to 3 letters, ``highlight``), pandas' ``dataframe``, the gate's own ``student-markdown``; never
-#: the formgrader's (a ``<div class="full-credit">`` around an answer gave it full marks when the TA
-#: clicked on it: the script listens to clicks on that class anywhere in the answer's cell)
-_CLASS = re.compile(r"[a-z]{1,3}[0-9]?|highlight|dataframe|student-markdown")
+def student_fragment(html: str, ids: bool = True) -> str:
+    """What a student wrote or printed, as :func:`clean_fragment` cleans it, with no class but
+    :data:`STUDENT_CLASSES` (a page's own style sheet and script act on its classes); with ``ids=False``
+    no ``id`` or ``name`` either (a page whose script finds its elements by id: the formgrader's)."""
+    return _clean(html, TAGS, _student_attribute, ATTRIBUTES if ids else _WITHOUT_IDS)
 
 
-def _scriptless_attribute(element: str, attribute: str, value: str) -> str | None:
-    if attribute == "class":
-        return " ".join(c for c in value.split() if _CLASS.fullmatch(c)) or None
-    return _attribute(element, attribute, value)
-
-
+#: the classes a student's fragment keeps: code highlighting's (Pygments' tokens of 1 to 3 letters,
+#: ``highlight``), markdown's own (``anchor-link``, task lists), pandas' ``dataframe``, course_lib's
+#: ``course-...`` and the gate's ``student-markdown``. Never the page's: Bootstrap's ``navbar-fixed-top``
+#: or ``modal-backdrop`` made a white answer cover the feedback page's verdict, and the formgrader's
+#: script gave full marks on a click on any element of class ``full-credit`` in the answer's cell
+STUDENT_CLASSES = re.compile(r"[a-z]{1,3}[0-9]?|highlight|anchor-link|task-list-item(?:-checkbox)?|dataframe|"
+                             r"student-markdown|course-[a-z-]+")
 #: :data:`ATTRIBUTES` without what names an element for a page's script: the formgrader finds a grade's
 #: score box as ``$("#" + grade_id)``, the first element of that id, so a student's ``<span
 #: id="answer_b">`` (or a heading "## answer_b", which the renderer gives that id) in an earlier answer
 #: took answer_b's box: what the TA typed for the earlier answer was saved as answer_b's score too
 _WITHOUT_IDS = {tag: names - {"id", "name"} for tag, names in ATTRIBUTES.items()}
+
+
+def _student_attribute(element: str, attribute: str, value: str) -> str | None:
+    if attribute == "class":
+        return " ".join(c for c in value.split() if STUDENT_CLASSES.fullmatch(c)) or None
+    return _attribute(element, attribute, value)
 
 
 #: a page's head: its title, its meta lines and its own style sheets (nothing of a student's is there)
@@ -200,12 +205,12 @@ def clean_page(html: str, lang: str = "en") -> str:
 
 def inert_markdown(text: str, ids: bool = True) -> str:
     """A student's markdown, rendered (nbconvert's renderer, as the formgrader's and the feedback's),
-    cleaned (:func:`clean_fragment`), as one HTML block with no blank line, which a markdown renderer
+    cleaned (:func:`student_fragment`), as one HTML block with no blank line, which a markdown renderer
     passes through unchanged; the markdown itself when its rendering holds nothing to clean. With
     ``ids=False`` always the block, without ids (a heading rendered later would get one)."""
     from nbconvert.filters.markdown_mistune import markdown2html_mistune
     rendered = markdown2html_mistune(text)
-    html = clean_fragment(rendered, ids)
+    html = student_fragment(rendered, ids)
     if html == rendered and ids:         # it renders to nothing the allow-list removes: kept as written, so
         return text                      # an answer left as released keeps nbgrader's checksum (score 0)
     html = html.strip()

@@ -71,7 +71,7 @@ class SanitizeStudentCells(NbGraderPreprocessor):
 
         class Inert(SanitizeHTML):
             def sanitize_html_tags(self, html_str):
-                return html_out.clean_fragment(html_str, ids)
+                return html_out.student_fragment(html_str, ids)
         self._outputs = Inert()
         return super().preprocess(nb, resources)
 
