@@ -17,8 +17,8 @@ matplotlib.use("Agg")
 # Whole modules that start the grader's sandbox, a real nbgrader run, a hub or a browser: `make test`
 # runs them, `make test-fast` (the core: course_lib, practice, plots, figures) leaves them out.
 SLOW_MODULES = {
-    "grading": {"test_attacks", "test_attacks_third", "test_autograde_accidents", "test_class_report",
-                "test_course_admin", "test_exchange", "test_exercise_roundtrip",
+    "grading": {"test_attacks", "test_attacks_third", "test_attacks_fifth", "test_autograde_accidents",
+                "test_class_report", "test_course_admin", "test_exchange", "test_exercise_roundtrip",
                 "test_fuzz_files", "test_fuzz_html", "test_fuzz_json",
                 "test_fair_to_honest_code", "test_feedback", "test_hidden_stays_hidden", "test_landlock", "test_lms",
                 "test_lms_end_to_end", "test_lms_uploads",

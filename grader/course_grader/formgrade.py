@@ -34,8 +34,13 @@ class FormgradeSanitize(SanitizeStudentCells):
     and printed goes through :mod:`.html_out`'s allow-list again as the page is rendered (no ``<style>``,
     no image or style sheet from elsewhere), also in a notebook autograded
     before the allow-list said so; the page's head carries :data:`.html_out.FORMGRADE_CSP`
-    (templates/formgrade/mathjax.html.j2). Elsewhere (``generate_feedback`` runs HTMLExporter's
+    (templates/formgrade/mathjax.html.j2). Nothing the student wrote keeps an ``id`` or a ``name``, and
+    markdown leaves as HTML whose headings have none: the formgrader's script finds each score box as
+    the first element of its grade_id, and a ``<span id="answer_b">`` or a heading "## answer_b" in an
+    earlier answer was that element (fifth round). Elsewhere (``generate_feedback`` runs HTMLExporter's
     preprocessors too, and sanitizes on its own) it does nothing."""
+
+    ids = False
 
     def preprocess(self, nb, resources):
         if getattr(self.parent, "template_name", None) != "formgrade":

@@ -15,7 +15,9 @@ TA who grades by eye, and an image or a style sheet from any host loaded in the 
 ``<style>`` is kept only in a page's head (the grader's own style sheets, :func:`clean_page`); a
 ``style`` attribute keeps only the declarations of :data:`CSS_PROPERTIES` (colours, fonts, strokes:
 what a figure or a table needs; never position, display, size, margins, transforms, content or a
-``url()``); an image's source is a ``data:`` URL of an image type only; any other attribute's
+``url()``; what paints over the lines around an element, :data:`OVERLAYS`, only in an SVG shape, whose
+figure's box clips it: a white padded span with ``opacity`` covered the formgrader's verdict line); an
+image's source is a ``data:`` URL of an image type only; any other attribute's
 ``url(...)`` must point within the page (``url(#id)``). The formgrader's page of a submission gets the
 same allow-list (:class:`course_grader.formgrade.FormgradeSanitize`) and :data:`FORMGRADE_CSP`.
 
@@ -46,12 +48,24 @@ CSS_PROPERTIES = frozenset({
     "text-decoration", "vertical-align", "white-space", "letter-spacing", "line-height", "opacity",
     "dominant-baseline", "alignment-baseline", "border", "border-color", "border-style", "border-width",
     "border-collapse", "padding", "padding-left", "padding-right", "padding-top", "padding-bottom"})
+#: what paints outside an element's own box, or over what the page draws after it (an ``opacity`` below 1
+#: makes a stacking context painted above the verdict; padding, a border, a line height below the text's
+#: and a negative letter spacing reach over the lines around): in an SVG figure, whose box clips them,
+#: only (a red-team answer covered the formgrader's verdict line with a white padded span)
+OVERLAYS = frozenset({"opacity", "padding", "padding-left", "padding-right", "padding-top", "padding-bottom",
+                      "border", "border-width", "line-height", "letter-spacing"})
+#: properties whose value is a keyword (``vertical-align: -900px`` moves, a text decoration 900px thick covers)
+KEYWORDS_ONLY = frozenset({"vertical-align", "text-decoration"})
+#: SVG's own shapes, inside an ``<svg>`` whose box clips what they paint
+_IN_FIGURE = frozenset({"g", "rect", "line", "polyline", "polygon", "circle", "ellipse", "path", "text", "tspan"})
+_KEYWORDS = re.compile(r"^[a-zA-Z -]*$")
 _DECLARATION = re.compile(r"^\s*([a-zA-Z-]+)\s*:\s*([^;]*?)\s*$")
 _UNSAFE_VALUE = re.compile(r"(?i)url\s*\(|expression|@import|behaviou?r|\\|/\*|image-set|image\s*\(|var\s*\(|"
                            r"attr\s*\(|!important")
 
+#: MathML; not ``mpadded``, whose width, height and depth let its content paint over the lines around
 _MATHML = {"math", "mi", "mn", "mo", "ms", "mtext", "mspace", "mrow", "mfrac", "msqrt", "mroot", "mstyle",
-           "merror", "mpadded", "mphantom", "mfenced", "menclose", "msub", "msup", "msubsup", "munder", "mover",
+           "merror", "mphantom", "mfenced", "menclose", "msub", "msup", "msubsup", "munder", "mover",
            "munderover", "mmultiscripts", "mprescripts", "none", "mtable", "mtr", "mtd", "mlabeledtr",
            "semantics", "annotation"}
 _SVG = {"svg", "g", "rect", "line", "polyline", "polygon", "circle", "ellipse", "path", "text", "tspan",
@@ -87,12 +101,21 @@ _URL_VALUE = re.compile(r"(?i)url\s*\(")
 _IN_PAGE = re.compile(r"(?i)^\s*url\s*\(\s*['\"]?#[\w.:-]*['\"]?\s*\)\s*$")
 
 
-def inline_style(value: str) -> str:
+def _declaration(piece: str, element: str) -> bool:
+    m = _DECLARATION.match(piece)
+    if m is None or _UNSAFE_VALUE.search(m.group(2)):
+        return False
+    name = m.group(1).lower()
+    return name in CSS_PROPERTIES and (name not in OVERLAYS or element in _IN_FIGURE) and (
+        name not in KEYWORDS_ONLY or _KEYWORDS.match(m.group(2)) is not None)
+
+
+def inline_style(value: str, element: str = "span") -> str:
     """A ``style`` attribute's declarations whose property is in :data:`CSS_PROPERTIES` and whose value
-    loads nothing (no ``url()``, ``image()``, escapes, comments, ``!important``); the others dropped."""
+    loads nothing (no ``url()``, ``image()``, escapes, comments, ``!important``), those of :data:`OVERLAYS`
+    on an SVG shape only (``element``), those of :data:`KEYWORDS_ONLY` with a keyword; the others dropped."""
     pieces = [p for p in value.split(";") if p.strip()]
-    kept = [p for p in pieces if (m := _DECLARATION.match(p)) and m.group(1).lower() in CSS_PROPERTIES
-            and not _UNSAFE_VALUE.search(m.group(2))]
+    kept = [p for p in pieces if _declaration(p, element)]
     return value if len(kept) == len(pieces) else ";".join(kept)       # as written when nothing is dropped
 
 
@@ -109,7 +132,9 @@ def _attribute(element: str, attribute: str, value: str) -> str | None:
     if attribute == "content" and element == "meta" and ":" in value and "charset" not in value.lower():
         return value if value.startswith("default-src") else None
     if attribute == "style":
-        return inline_style(value) or None
+        return inline_style(value, element) or None
+    if element == "svg" and attribute in ("transform", "opacity"):     # the figure's own box: never moved
+        return None
     if _URL_VALUE.search(value) and not _IN_PAGE.match(value):         # fill="url(https://...)" loads
         return None
     return value
@@ -121,15 +146,42 @@ def clean_fragment(html: str) -> str:
     return _clean(html, TAGS)
 
 
+def student_fragment(html: str, ids: bool = True) -> str:
+    """What a student wrote or printed, as :func:`clean_fragment` cleans it, with no class but
+    :data:`STUDENT_CLASSES` (a page's own style sheet and script act on its classes); with ``ids=False``
+    no ``id`` or ``name`` either (a page whose script finds its elements by id: the formgrader's)."""
+    return _clean(html, TAGS, _student_attribute, ATTRIBUTES if ids else _WITHOUT_IDS)
+
+
+#: the classes a student's fragment keeps: code highlighting's (Pygments' tokens of 1 to 3 letters,
+#: ``highlight``), markdown's own (``anchor-link``, task lists), pandas' ``dataframe``, course_lib's
+#: ``course-...`` and the gate's ``student-markdown``. Never the page's: Bootstrap's ``navbar-fixed-top``
+#: or ``modal-backdrop`` made a white answer cover the feedback page's verdict, and the formgrader's
+#: script gave full marks on a click on any element of class ``full-credit`` in the answer's cell
+STUDENT_CLASSES = re.compile(r"[a-z]{1,3}[0-9]?|highlight|anchor-link|task-list-item(?:-checkbox)?|dataframe|"
+                             r"student-markdown|course-[a-z-]+")
+#: :data:`ATTRIBUTES` without what names an element for a page's script: the formgrader finds a grade's
+#: score box as ``$("#" + grade_id)``, the first element of that id, so a student's ``<span
+#: id="answer_b">`` (or a heading "## answer_b", which the renderer gives that id) in an earlier answer
+#: took answer_b's box: what the TA typed for the earlier answer was saved as answer_b's score too
+_WITHOUT_IDS = {tag: names - {"id", "name"} for tag, names in ATTRIBUTES.items()}
+
+
+def _student_attribute(element: str, attribute: str, value: str) -> str | None:
+    if attribute == "class":
+        return " ".join(c for c in value.split() if STUDENT_CLASSES.fullmatch(c)) or None
+    return _attribute(element, attribute, value)
+
+
 #: a page's head: its title, its meta lines and its own style sheets (nothing of a student's is there)
 HEAD_TAGS = frozenset({"meta", "title", "style"})
 
 
-def _clean(html: str, tags, attribute_filter=_attribute) -> str:
+def _clean(html: str, tags, attribute_filter=_attribute, attributes=None) -> str:
     return nh3.clean(html, tags=set(tags), clean_content_tags={"script", "iframe", "object", "embed", "noscript",
                                                                "template", "xmp", "noembed", "noframes", "style"}
                      - set(tags),
-                     attributes={k: v for k, v in ATTRIBUTES.items() if k == "*" or k in tags},
+                     attributes={k: v for k, v in (attributes or ATTRIBUTES).items() if k == "*" or k in tags},
                      attribute_filter=attribute_filter, strip_comments=True,
                      url_schemes={"http", "https", "mailto", "data"}, link_rel=None,
                      generic_attribute_prefixes={"aria-", "data-"})
@@ -151,14 +203,15 @@ def clean_page(html: str, lang: str = "en") -> str:
             f"<body>\n{clean_fragment(body)}\n</body>\n</html>\n")
 
 
-def inert_markdown(text: str) -> str:
+def inert_markdown(text: str, ids: bool = True) -> str:
     """A student's markdown, rendered (nbconvert's renderer, as the formgrader's and the feedback's),
-    cleaned (:func:`clean_fragment`), as one HTML block with no blank line, which a markdown renderer
-    passes through unchanged; the markdown itself when its rendering holds nothing to clean."""
+    cleaned (:func:`student_fragment`), as one HTML block with no blank line, which a markdown renderer
+    passes through unchanged; the markdown itself when its rendering holds nothing to clean. With
+    ``ids=False`` always the block, without ids (a heading rendered later would get one)."""
     from nbconvert.filters.markdown_mistune import markdown2html_mistune
     rendered = markdown2html_mistune(text)
-    html = clean_fragment(rendered)
-    if html == rendered:                 # it renders to nothing the allow-list removes: kept as written, so
+    html = student_fragment(rendered, ids)
+    if html == rendered and ids:         # it renders to nothing the allow-list removes: kept as written, so
         return text                      # an answer left as released keeps nbgrader's checksum (score 0)
     html = html.strip()
     return f'<div class="student-markdown">{html.replace(chr(13), "").replace(chr(10), "&#10;")}</div>'

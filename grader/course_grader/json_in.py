@@ -11,13 +11,16 @@ What it returns can always be written again (issue 48 item 1). JSON may escape h
 (``"\\ud800"``: plain ASCII on disk, valid JSON), which Python decodes to a lone surrogate that no UTF-8
 writer accepts: nbgrader's recorder raised ``UnicodeEncodeError`` on one in a markdown cell and the
 class's run ended "Could not grade". ``NaN`` and ``Infinity`` are not JSON at all, though ``json``
-reads them. :func:`read` repairs both (a lone surrogate becomes U+FFFD, a non-number ``null``) and says
-what it repaired; :func:`loads` is :func:`read` without the notes.
+reads them; ``1e400`` is JSON, which Python reads as ``inf`` and writes back as ``Infinity`` (not JSON:
+JupyterLab's reader refuses the notebook). :func:`read` repairs them (a lone surrogate becomes U+FFFD, a
+non-number or a number out of a float's range ``null``) and says what it repaired; :func:`loads` is
+:func:`read` without the notes.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 
 MAX_DEPTH = 64                 # a notebook needs about 6 (outputs' data in cells in the notebook)
@@ -72,7 +75,11 @@ def read(data: bytes | str, max_bytes: int, max_depth: int = MAX_DEPTH) -> tuple
     def constant(name: str) -> None:
         notes.append(name)
         return None
-    value = json.loads(text, parse_constant=constant)
+
+    def number(literal: str) -> float | None:          # 1e400 is valid JSON that Python reads as inf
+        value = float(literal)
+        return value if math.isfinite(value) else constant(literal)
+    value = json.loads(text, parse_constant=constant, parse_float=number)
     if _ESCAPED_SURROGATE.search(text) or _LONE.search(text):
         value = _writable(value, notes)
     return value, notes

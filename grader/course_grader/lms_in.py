@@ -62,7 +62,12 @@ class Limits:
 #: the top-level name each LMS writes: (student id, a number that orders one student's files, the rest)
 MOODLE = re.compile(r"(?P<name>[^/]*?)_(?P<id>\d+)_assignsubmission_file_(?P<rest>[^/]*)")
 CANVAS = re.compile(r"(?:anon_(?P<anon>[A-Za-z0-9]+)|(?P<slug>[^_/]*?)(?:_LATE)?_(?P<id>\d+))(?:_LATE)?"
-                    r"_(?P<attachment>\d+)_(?P<rest>[^/]*)")
+                    r"_(?P<attachment>\d+)_(?P<rest>[^/]*)", re.I)
+#: Canvas's ids after a name that may end in ``_digits`` (Canvas writes ``late`` in small letters, and keeps
+#: ``_`` and digits of a name a student may edit, removing only ``_digits_``): each place they may start
+_CANVAS_IDS = re.compile(r"(?=_(?:late_)?(\d+)(?:_late)?_(\d+)_([^/]*)$)", re.I)
+_CANVAS_SLUG = re.compile(r"\w*")
+_INNER_ID = re.compile(r"_\d+_")
 ARCHIVES = re.compile(r"(?i)\.(zip|tar|tgz|tbz2?|txz|gz|bz2|xz|7z|rar|jar|whl|zst)$")
 _COPY = re.compile(r"(?i)(?:\s*\(\d+\)|-\d+)+$")          # "name (1)", "name-1": a browser's or Canvas's copy
 
@@ -80,17 +85,37 @@ def notebook_name(filename: str, notebooks: list[str]) -> str | None:
     return next((nb for nb in notebooks if nb.lower() == stem), None)
 
 
-def whose(member: str, lms: str) -> tuple[str, int, str] | None:
-    """(student id, order among the student's files, the file's own name) of a member of the download,
-    named by its top-level component only; None when that component is not an LMS's upload name."""
+def readings(member: str, lms: str) -> list[tuple[str, int, str]]:
+    """Every (student id, order among the student's files, the file's own name) the LMS's naming reads in
+    a member's top-level component: Moodle's first id (Moodle writes a ``_`` of a full name as a space);
+    for Canvas, each place its ids may start, as a student may edit the name Canvas writes before them
+    (``Eve_1001`` is kept as ``eve_1001``, so ``eve_1001_1004_556004_x.ipynb`` reads as 1001's and as
+    1004's); [] when the component is not an LMS's upload name."""
     top, _, inner = member.partition("/")
     m = (MOODLE if lms == "moodle" else CANVAS).fullmatch(top)
     if m is None:
-        return None
+        return []
+    tail = "/" + inner if inner else ""
     if lms == "moodle":
-        return m.group("id"), 0, inner if m.group("rest") == "" else m.group("rest") + ("/" + inner if inner else "")
-    student = f"anon_{m.group('anon')}" if m.group("anon") else m.group("id")
-    return student, int(m.group("attachment")), m.group("rest") + ("/" + inner if inner else "")
+        return [(m.group("id"), 0, inner if m.group("rest") == "" else m.group("rest") + tail)]
+    if m.group("anon"):                          # anonymous grading's name: never read as a name "anon"
+        return [(f"anon_{m.group('anon')}", int(m.group("attachment")), m.group("rest") + tail)]
+    found = []
+    for at in _CANVAS_IDS.finditer(top):
+        slug = top[:at.start()]
+        if _CANVAS_SLUG.fullmatch(slug) and not _INNER_ID.search(slug):
+            found.append((at.group(1), int(at.group(2)), at.group(3) + tail))
+    return found
+
+
+def whose(member: str, lms: str, roster: set | None = None) -> tuple[str, int, str] | None:
+    """(student id, order among the student's files, the file's own name) of a member of the download,
+    named by its top-level component only; None when that component is not an LMS's upload name, or when
+    it reads as two students' (on the ``roster``, else two plain ids): a name made to look like another's."""
+    found = readings(member, lms)
+    if len({r[0] for r in found}) > 1:
+        found = [r for r in found if (r[0] in roster if roster is not None else plain_id(r[0]))]
+    return found[0] if len({r[0] for r in found}) == 1 else None
 
 
 def _read(z: zipfile.ZipFile, info: zipfile.ZipInfo, limits: Limits) -> bytes:
@@ -132,9 +157,13 @@ def plan(path: str, lms: str, notebooks: list[str], roster: set | None, limits: 
         for info in members:
             if info.is_dir():
                 continue
-            named = whose(info.filename, lms)
+            named = whose(info.filename, lms, roster)
             if named is None:
-                notes.append(f"Not an upload's name in the download (left out): {ascii(info.filename)[:120]}")
+                ids = sorted({r[0] for r in readings(info.filename, lms)
+                              if (r[0] in roster if roster is not None else plain_id(r[0]))})
+                notes.append(f"Names {' and '.join(ids)} (a name made to look like another student's; left out): "
+                             f"{ascii(info.filename)[:120]}" if len(ids) > 1 else
+                             f"Not an upload's name in the download (left out): {ascii(info.filename)[:120]}")
                 continue
             student, order, own = named
             if not plain_id(student) or (roster is not None and student not in roster):

@@ -3,8 +3,11 @@ a re-upload, a file the instructor copied in): it leaves as canonical JSON that 
 recorder can always write, and the grader reads nothing else.
 
 * :func:`parse`: the bytes read with :mod:`.json_in`'s limits and repairs (a lone surrogate becomes
-  U+FFFD, ``NaN`` becomes ``null``: nbgrader's recorder raised ``UnicodeEncodeError`` on one and the
-  class's run ended "Could not grade", issue 48 item 1), then as nbformat reads a notebook;
+  U+FFFD, ``NaN`` and ``1e400`` become ``null``: nbgrader's recorder raised ``UnicodeEncodeError`` on one
+  and the class's run ended "Could not grade", issue 48 item 1), then as nbformat reads a notebook; valid
+  JSON of another shape (``"source": [1, null]``, ``"nbformat": 4.0``), on which nbformat raised
+  ``TypeError`` or ``AssertionError`` out of autograde's gate and stopped the class, is refused with
+  :class:`NotANotebook`, a ``ValueError``;
 * :func:`canonical`: a cell that carries nbgrader's ``grade_id`` without being an nbgrader cell (no
   grade, solution, locked or task flag) loses its nbgrader metadata. Such a cell is nothing to nbgrader,
   but the check that keeps a hand grade for an unchanged answer looked answers up by grade_id: an
@@ -27,19 +30,27 @@ MAX_BYTES = 20 << 20                 # a notebook (runner.MAX_NOTEBOOK_BYTES)
 FLAGS = ("grade", "solution", "locked", "task")
 
 
+class NotANotebook(ValueError):
+    """Valid JSON that nbformat cannot read or write as a notebook (a ``TypeError``, ``AssertionError``,
+    ``KeyError``... inside nbformat): a ``ValueError``, which every caller refuses for that student alone."""
+
+
 def parse(data: bytes | str, max_bytes: int = MAX_BYTES):
     """(the notebook as nbformat reads it, version 4, from JSON made writable; what was repaired)."""
     import nbformat
     from nbformat import reader, versions
     value, notes = json_in.read(data, max_bytes)
-    major, minor = reader.get_version(value)
-    if major not in versions:
-        raise nbformat.NBFormatError(f"Unsupported nbformat version {major}")
     try:
-        nb = versions[major].to_notebook_json(value, minor=minor)
-    except AttributeError as e:
-        raise nbformat.ValidationError(f"The notebook is missing an expected key: {e}") from None
-    return nbformat.convert(nb, 4), [json_in.said(notes)] if notes else []
+        major, minor = reader.get_version(value)
+        if major not in versions:
+            raise nbformat.NBFormatError(f"Unsupported nbformat version {major}")
+        nb = nbformat.convert(versions[major].to_notebook_json(value, minor=minor), 4)
+        nbformat.writes(nb)                    # what the recorder, the gate and nbgrader will write: it can be
+    except ValueError:                         # (NBFormatError and ValidationError are ValueErrors)
+        raise
+    except Exception as e:                     # noqa: BLE001 valid JSON of another shape ("source": [1, null],
+        raise NotANotebook(f"not a notebook nbformat reads ({type(e).__name__})") from None   # "nbformat": 4.0)
+    return nb, [json_in.said(notes)] if notes else []
 
 
 def canonical(nb) -> list[str]:

@@ -63,20 +63,22 @@ class SanitizeStudentCells(NbGraderPreprocessor):
     HTML; PNG, JPEG, plain text and LaTeX kept). The feedback page is cleaned again as a whole."""
 
     display_data_priority = display_data_priority()          # generate_feedback sets it: no warning
+    ids = True                   # False: no id or name in what the student wrote (the formgrader's page)
 
     def preprocess(self, nb, resources):
         from nbconvert.preprocessors.sanitize import SanitizeHTML
+        ids = self.ids
 
         class Inert(SanitizeHTML):
             def sanitize_html_tags(self, html_str):
-                return html_out.clean_fragment(html_str)
+                return html_out.student_fragment(html_str, ids)
         self._outputs = Inert()
         return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell, resources, index):
         meta = cell.metadata.get("nbgrader", {})
         if cell.cell_type in ("markdown", "raw") and not (meta.get("locked") and meta.get("grade_id")):
-            cell.source = html_out.inert_markdown(cell.source if isinstance(cell.source, str) else "")
+            cell.source = html_out.inert_markdown(cell.source if isinstance(cell.source, str) else "", self.ids)
             cell.pop("attachments", None)
         elif cell.cell_type == "code":
             for output in cell.get("outputs", []):
@@ -84,7 +86,7 @@ class SanitizeStudentCells(NbGraderPreprocessor):
                 if isinstance(data, dict) and "text/markdown" in data:
                     markdown = data.pop("text/markdown")
                     data["text/html"] = html_out.inert_markdown("".join(markdown) if isinstance(markdown, list)
-                                                                else str(markdown))
+                                                                else str(markdown), self.ids)
             cell.outputs = self._outputs.sanitize_code_outputs(cell.get("outputs", []))
         return cell, resources
 

@@ -53,6 +53,11 @@ def active_html(page: str) -> list[str]:
 RESTYLES = re.compile(r"(?i)^\s*(position|display|visibility|z-index|top|left|right|bottom|inset|margin[\w-]*|"
                       r"transform[\w-]*|content|float|clip[\w-]*|overflow[\w-]*|width|height|(max|min)-\w+|"
                       r"background(-image)?|mask[\w-]*|filter)\s*:")
+#: CSS that paints over the lines around an element (a white padded span, a border, a line height below
+#: the text's, above the verdict once ``opacity`` makes it a layer of its own): allowed in an SVG shape only
+OVERLAYS = re.compile(r"(?i)^\s*(opacity|padding[\w-]*|border(-width)?|line-height|letter-spacing)\s*:|"
+                      r"^\s*(vertical-align|text-decoration)\s*:.*\d")
+_SHAPES = {"g", "rect", "line", "polyline", "polygon", "circle", "ellipse", "path", "text", "tspan"}
 _LOADS = {"src", "srcset", "poster", "background", "data", "action", "formaction", "lowsrc", "dynsrc"}
 
 
@@ -79,8 +84,13 @@ class _Loads(HTMLParser):
                 self.found.append(f"{tag} {name}")
             if re.search(r"(?i)url\s*\(\s*['\"]?(?!#)", value) or "@import" in value.lower():
                 self.found.append(f"{tag} {name}: url()")
-            if name == "style" and any(RESTYLES.match(d) for d in value.split(";")):
+            if name == "style" and any(RESTYLES.match(d) or tag not in _SHAPES and OVERLAYS.match(d)
+                                       for d in value.split(";")):
                 self.found.append(f"{tag} style={value[:40]}")
+            if tag == "svg" and name in ("transform", "opacity"):
+                self.found.append(f"svg {name}")
+        if tag == "mpadded":
+            self.found.append("<mpadded>")
 
     def handle_endtag(self, tag):
         if tag == "head":
@@ -107,7 +117,13 @@ RESTYLING = ["<style>.not-attempted{display:none}</style><p>all 8 parts passed, 
              '<table background="https://x.org/b.png"><tr><td>x</td></tr></table>',
              '<link rel="stylesheet" href="https://x.org/a.css">', '<svg><rect fill="url(https://x.org/p#a)"/></svg>',
              '<svg><image href="https://x.org/a.png"/></svg>',
-             '<input type="image" src="https://x.org/a.png">', '<p style="font-family:x;src:url(https://x.org/f)">f</p>']
+             '<input type="image" src="https://x.org/a.png">', '<p style="font-family:x;src:url(https://x.org/f)">f</p>',
+             # issue 48, fifth round: what covers the lines around it (the formgrader's verdict, in Chromium)
+             '<span style="opacity:0.99;background-color:white;padding:400px 3000px">20 of 20</span>',
+             '<span style="opacity:0.99;border:600px solid white">x</span>',
+             '<span style="opacity:0.99;font-size:900px;line-height:0;background-color:white">X</span>',
+             '<math><mpadded width="0" height="0" depth="0"><mspace width="3000px" depth="900px" '
+             'style="background-color:white"/></mpadded></math>']
 
 
 def answer_notebook(marker: str, answer: str = "") -> dict:

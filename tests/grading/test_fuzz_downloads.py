@@ -31,6 +31,7 @@ from fuzz_kit import RESTYLING, after_the_gates, answer_notebook, fuzz, upload_n
 ASSIGNMENT, NOTEBOOK = "ps1", "encoder_from_scratch"
 HONEST = {"1001": "Ada Lovelace", "1002": "Bob Babbage", "1003": "Eve Hopper"}
 ATTACKER = "1004"
+ABSENT = "1005"                                  # a student who handed in nothing: a claim on them must not land
 
 
 def notebook(marker: str, answer: str = "") -> bytes:
@@ -39,12 +40,12 @@ def notebook(marker: str, answer: str = "") -> bytes:
 
 def attacks(lms: str) -> st.SearchStrategy:
     """(the name the attacker's file gets in the download, its bytes, the mode the zip records)."""
-    victim = st.sampled_from(sorted(HONEST))
+    victim = st.sampled_from(sorted(HONEST) + [ABSENT])
     own = st.sampled_from([f"{NOTEBOOK}.ipynb", f"{NOTEBOOK.upper()}.IPYNB", f"{NOTEBOOK} (1).ipynb",
                            f"{NOTEBOOK}-2.ipynb", "other.ipynb", "notes.pdf"])
 
     def claim(v, filename):                     # the uploaded file named as the LMS names the victim's
-        return upload_name(lms, v, HONEST[v], filename)
+        return upload_name(lms, v, HONEST.get(v, "Absent Student"), filename)
     names = st.one_of(
         st.builds(lambda f: upload_name(lms, ATTACKER, "Mallory", f), own),
         st.builds(lambda v, f: upload_name(lms, ATTACKER, "Mallory", claim(v, f)), victim, own),
@@ -52,7 +53,10 @@ def attacks(lms: str) -> st.SearchStrategy:
         st.builds(lambda v: f"../{claim(v, NOTEBOOK + '.ipynb')}", victim),
         st.builds(lambda v: f"/{claim(v, NOTEBOOK + '.ipynb')}", victim),
         st.builds(lambda v: f"x/{claim(v, NOTEBOOK + '.ipynb')}", victim),
-        st.builds(lambda f: upload_name(lms, ATTACKER, "Mallory", "") + "/a/b/" + f, own))
+        st.builds(lambda f: upload_name(lms, ATTACKER, "Mallory", "") + "/a/b/" + f, own),
+        # Canvas keeps a name's "_" and digits (a student may edit the name): "mallory_1001_1004_..."
+        st.builds(lambda v, f: upload_name(lms, ATTACKER, f"Mallory_{v}" if lms == "canvas" else "Mallory", f),
+                  victim, own))
     payloads = st.one_of(
         st.just(notebook("mallory")),
         st.builds(lambda answer: notebook("mallory", answer), st.sampled_from(RESTYLING)),
@@ -97,6 +101,7 @@ def check_promises(root, lines: list[str], round_: int) -> None:
     for student in HONEST:
         text = (root / "submitted" / student / ASSIGNMENT / f"{NOTEBOOK}.ipynb").read_text()
         assert f"{student} round {round_}" in text and "mallory" not in text, student
+    assert not (root / "submitted" / ABSENT).exists()            # nobody's upload became theirs
     assert all("\x1b" not in line for line in lines)
 
 
@@ -142,6 +147,37 @@ def test_fuzz_a_download_gives_every_honest_student_their_own_notebook(tmp_path_
         assert sorted(os.listdir(base)) == ["course"] + [f"download{r}.zip" for r in range(1, round_ + 1)]
 
 
+#: what a Canvas name may end in once Canvas has written it (issue 48, fifth round): a student may edit the
+#: name Canvas writes first, which keeps its "_" and digits (only "_digits_" inside it is removed); late
+#: uploads get "_late" in small letters
+SLUG_TAILS = st.sampled_from(["", "_1001", "_1003", f"_{ABSENT}", "_556001", "_late", "_7"])
+CLAIMS = st.sampled_from(["", "1001_556001_", f"{ABSENT}_556005_", "1001_", "2024_", "late_1001_556001_"])
+
+
+@fuzz(80)
+@given(name=st.sampled_from(["mallory", "anon"]), tail=SLUG_TAILS, late=st.booleans(), claim=CLAIMS,
+       own=st.sampled_from([f"{NOTEBOOK}.ipynb", "mine.ipynb"]), roster=st.booleans())
+def test_fuzz_a_canvas_name_that_spells_other_ids_is_its_uploaders_or_nobodys(name, tail, late, claim, own, roster):
+    """Whatever the attacker's edited name and file name spell, the attacker's file is taken as theirs or
+    left out (with a line naming the ids it spells), never given to 1001, who handed in, or to 1005, who
+    did not (a name "Anon" reads as Canvas's anonymous id ``anon_...``, nobody's on the roster); 1001's and
+    a late student's own files are taken. The gate's plan only (no course, no disk but the zip)."""
+    import tempfile
+    top = f"{name}{tail}{'_late' if late else ''}_{ATTACKER}_556004_{claim}{own}"
+    members = {top: notebook("mallory"), upload_name("canvas", "1001", "Ada Lovelace", own): notebook("1001 own"),
+               "babbagebob_late_1002_556002_encoder_from_scratch.ipynb": notebook("1002 own")}
+    with tempfile.NamedTemporaryFile(suffix=".zip") as f:
+        f.write(zip_of(members))
+        f.flush()
+        taken, notes = lms_in.plan(f.name, "canvas", [NOTEBOOK], {"1001", "1002", "1003", ATTACKER, ABSENT}
+                                   if roster else None)
+    for (student, _), data in taken.items():
+        assert (b"mallory" in data) == (student == ATTACKER or student.startswith("anon_")), (top, student)
+    assert b"1001 own" in taken[("1001", NOTEBOOK)] and b"1002 own" in taken[("1002", NOTEBOOK)], (top, notes)
+    mallory = [s for (s, _), data in taken.items() if b"mallory" in data]
+    assert mallory or any(ascii(top)[:120] in n for n in notes), (top, notes)          # taken, or said
+
+
 def test_one_student_several_files_copies_capitals_anonymous(tmp_path):
     """Issue 49 item 4: a student's two notebooks, a browser's ``(1)`` copy, other capitals, Canvas's
     ``-1`` and anonymous ``anon_`` names: each student collected once, each choice said in the log."""
@@ -174,7 +210,7 @@ def test_the_roster_names_who_may_be_collected(tmp_path, monkeypatch):
     assert sum("Not on the roster" in line for line in lines) == 2
 
 
-def _last_id(member: str, lms: str):
+def _last_id(member: str, lms: str, roster=None):
     """zip_collect's way: the pattern's ``.*`` runs over the whole path, so the *last* name in it counts."""
     import re
     m = re.fullmatch(r".*_(\d+)_assignsubmission_file_([^/]*)", member)

@@ -135,13 +135,18 @@ def test_the_formgrader_page_has_the_csp_and_the_allow_list():
     assert active_html(body) == active_html(_formgrade_page("plain").split("</head>", 1)[1])   # the formgrader's own
 
 
-#: what a student's answer would do to the TA's page: hide the verdict, cover it, load from elsewhere
+#: what a student's answer would do to the TA's page: hide the verdict, cover it, load from elsewhere (the
+#: last four of RESTYLING cover it without moving or hiding anything: a padded span, a border, a line
+#: height below the text's, an mpadded of no size, painted above the verdict as ``opacity`` makes a layer)
 HOSTILE = "\n\n".join([
     "<style>div.output_subarea pre, .output_error { display: none !important } body { color: white }</style>",
     "<style>@import url(https://x.org/import.css);</style>", '<link rel="stylesheet" href="https://x.org/a.css">',
     '<div style="position:fixed;top:0;left:0;width:100%;height:100%;background:white;z-index:99">all 8 parts '
     'passed, 20 of 20</div>', '<p style="margin-top:-900px;font-size:40px;transform:scale(3)">moved</p>',
-    "![logo](https://x.org/a.png)", '<img src="http://x.org/b.png" alt="b">'])
+    "![logo](https://x.org/a.png)", '<img src="http://x.org/b.png" alt="b">'] + RESTYLING[-4:] + [
+    # the page's own style sheet: Bootstrap's fixed and backdrop classes on a white answer
+    '<div class="navbar-fixed-top navbar-fixed-bottom" style="background-color:white;font-size:300px">20 of 20</div>',
+    '<div class="modal-backdrop in" style="background-color:white">x</div>', '<div class="affix">x</div>'])
 VERDICT = "Part 3: not attempted (the solution cell still raises NotImplementedError)"
 #: the verdict line's computed style and whether it can be seen where it is
 VERDICT_STYLE = """(text) => {
@@ -198,11 +203,13 @@ def test_the_formgrader_and_feedback_pages_in_chromium_load_and_restyle_nothing(
 
     import chromium
     from course_grader.feedback import CleanHTMLExporter
+    from course_grader.recording import SanitizeStudentCells
 
-    def feedback(answer):
+    def feedback(answer):                  # as generate_feedback writes it (nbgrader_config.py's preprocessor)
         nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(answer), nbformat.v4.new_code_cell(
             "check()", outputs=[nbformat.v4.new_output("error", ename="AssertionError", evalue=VERDICT,
                                                        traceback=[f"AssertionError: {VERDICT}"])])])
+        SanitizeStudentCells().preprocess(nb, {})
         return CleanHTMLExporter(template_name="classic").from_notebook_node(nb)[0]
     if (why := chromium.missing()):
         pytest.fail(why, pytrace=False)

@@ -123,7 +123,8 @@ def test_without_the_limits_the_fuzzers_cases_stop_the_report(tmp_path, monkeypa
 
 # ------------------------------------------------------------------ the notebook gate (issue 48 items 1, 2)
 
-ESCAPES = st.sampled_from(["\\ud800", "\\udfff", "\\ud83d", "\\ude00x", "\\ud83d\\ude00", "NaN", "-Infinity", "x"])
+ESCAPES = st.sampled_from(["\\ud800", "\\udfff", "\\ud83d", "\\ude00x", "\\ud83d\\ude00", "NaN", "-Infinity", "x",
+                           "1e400", "-1e999"])                # valid JSON, out of a float's range: inf
 PLACES = st.sampled_from(["markdown", "metadata", "output", "key", "grade_id"])
 
 
@@ -144,7 +145,7 @@ def _escaped_notebook(pieces) -> str:
             where[f"@{i}@" if place == "key" else ("grade_id" if place == "grade_id" else f"s{i}")] = f"@{i}@"
     text = json.dumps(nb)
     for i, (_, escape) in enumerate(pieces):
-        number = escape.lstrip("-").isalpha() and escape != "x"
+        number = escape in ("NaN", "-Infinity", "1e400", "-1e999")
         text = text.replace(f'"@{i}@":', f'"{escape}":').replace(f'"@{i}@"', escape if number else f'"{escape}"')
         text = text.replace(f"@{i}@", "" if number else escape)
     return text
@@ -207,3 +208,70 @@ def test_a_stray_grade_id_cannot_keep_a_hand_grade_for_a_changed_answer(tmp_path
     assert len(notes) == 1 and "'answer_reverser' without being an nbgrader cell" in notes[0]
     cells = nbformat.read(tmp_path / "after.ipynb", as_version=4).cells
     assert "nbgrader" not in cells[1].metadata and cells[0].metadata.nbgrader.grade_id == "answer_reverser"
+
+
+# ------------------------------------------------------------------ valid JSON of another shape (issue 48, fifth round)
+
+#: where a notebook's JSON may hold a value of the wrong type: nbformat raised TypeError, AssertionError,
+#: AttributeError or UnboundLocalError on them, out of autograde's gate, which stopped the whole class
+SHAPES = st.sampled_from(["nbformat", "nbformat_minor", "cells", "metadata", "cell", "cell_type", "source",
+                          "source_item", "outputs", "output", "output_type", "text", "data", "execution_count", "id",
+                          "cell_metadata", "attachments"])
+ODD = st.one_of(st.none(), st.booleans(), st.integers(-3, 5), st.floats(allow_nan=False, allow_infinity=False),
+                st.text(max_size=4), st.lists(st.one_of(st.none(), st.integers(), st.text(max_size=3)), max_size=3),
+                st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+
+
+def _shaped_notebook(place: str, value) -> dict:
+    nb = json.loads(nbformat.writes(nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("x = 1", outputs=[nbformat.v4.new_output("stream", text="ok\n")]),
+        nbformat.v4.new_markdown_cell("an answer")])))
+    cell, output = nb["cells"][0], nb["cells"][0]["outputs"][0]
+    where = {"nbformat": nb, "nbformat_minor": nb, "cells": nb, "metadata": nb, "cell_type": cell, "source": cell,
+             "outputs": cell, "output_type": output, "text": output, "execution_count": cell, "id": cell}
+    if place in where:
+        where[place][place] = value
+    elif place == "cell":
+        nb["cells"].insert(1, value)
+    elif place == "source_item":
+        cell["source"] = ["x = 1\n", value]
+    elif place == "output":
+        cell["outputs"].append(value)
+    elif place == "data":
+        cell["outputs"].append({"output_type": "display_data", "metadata": {}, "data": value})
+    elif place == "cell_metadata":
+        cell["metadata"] = value
+    else:
+        nb["cells"][1]["attachments"] = value
+    return nb
+
+
+@fuzz(150)
+@given(place=SHAPES, value=ODD)
+def test_fuzz_valid_json_of_another_shape_is_refused_as_a_value_error(tmp_path_factory, place, value):
+    """The gate in reads any valid JSON as a notebook it can write, or refuses it with a ``ValueError``
+    (which autograde's gate and the grader's reader refuse for that student alone), never another
+    exception, which stopped autograde for the whole class."""
+    from course_grader import notebook_in
+    root = tmp_path_factory.mktemp("shape")
+    path = root / "nb.ipynb"
+    path.write_text(json.dumps(_shaped_notebook(place, value)))
+    try:
+        notebook_in.admit_file(str(path), str(root))
+    except ValueError:
+        return
+    nbformat.writes(nbformat.reads(path.read_text(), as_version=4)).encode("utf-8")
+
+
+def test_without_the_gate_valid_json_of_another_shape_raises_out_of_nbformat():
+    """The fuzzer's cases can fail: read as nbformat reads them, ``"source": ["x", null]``, ``"nbformat":
+    4.0`` and a cell that is a number raise TypeError and AssertionError, which autograde's gate did not
+    catch; through the gate each is a ValueError."""
+    from course_grader import notebook_in
+    for place, value in (("source_item", None), ("nbformat", 4.0), ("cell", 3), ("source_item", 1)):
+        text = json.dumps(_shaped_notebook(place, value))
+        with pytest.raises(Exception) as raised:
+            nbformat.reads(text, as_version=4)
+        assert not isinstance(raised.value, ValueError), (place, value, raised.value)
+        with pytest.raises(ValueError):
+            notebook_in.parse(text)
