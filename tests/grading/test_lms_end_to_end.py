@@ -72,10 +72,10 @@ READER = 9                              # the id ``base + READER`` of the Moodle
 def reading(paths: list[str], listing: str) -> str:
     """A graded cell's opening lines that try to open each of ``paths`` with ``torch.from_file`` (native
     code: it reaches the kernel, past the guard's audit hook, so the trace shows each try), then glob
-    ``listing`` (the guard lets a pattern under ``/tmp``, the part's own, through: the test's course is
-    under ``/tmp`` outside the view, so the glob's ``scandir`` reaches the kernel too). Only what the
-    static rules allow a solution cell. The view holds none of it: the part finds nothing, and its
-    solution below still passes."""
+    ``listing`` (:func:`globbed`: under ``/tmp``, as pytest's folders usually are, the guard lets it
+    through and its ``scandir`` reaches the kernel too; elsewhere the guard ends the part there). Only
+    what the static rules allow a solution cell. The view holds none of it: the part finds nothing, and
+    its solution below still passes unless the guard ended it."""
     tries = ", ".join(repr(p) for p in paths)
     return (f"for _path in [{tries}]:\n"
             "    try:\n"
@@ -147,7 +147,8 @@ def download(lms: str, base: int, good, release, root: Path | None = None) -> tu
               ids[8]: {"mark": mark(8), "log": f"{ids[8]}: 2 files for {FILE}; took '{NOTEBOOK} (1).ipynb'"}}
     if root:
         expect[ids[READER]] = {"mark": mark(READER), "log": f"Collecting submission: {ids[READER]} {ASSIGNMENT}",
-                               "tries": [*reader_paths(root, honest), globbed(LISTING.format(root=root))]}
+                               "tries": reader_paths(root, honest) + globbed(LISTING.format(root=root)),
+                               "attacked": "positional_encoding"}
     return out.getvalue(), expect
 
 
@@ -162,10 +163,21 @@ def reader_paths(root: Path, honest: str) -> list[str]:
             str(root), str(root.parent / "moodle.zip")]
 
 
-def globbed(pattern: str) -> str:
-    """The folder a glob of ``pattern`` lists first (its last folder without a wildcard)."""
+def globbed(pattern: str) -> list[str]:
+    """[the folder a glob of ``pattern`` lists first (its last folder without a wildcard)] where the glob
+    reaches the kernel: the guard lets a pattern under ``/tmp`` through (the part's own /tmp); elsewhere
+    (a test root outside ``/tmp``) it ends the part first, and the part scores nothing: []."""
     parts = Path(pattern).parts
-    return str(Path(*parts[:next(i for i, p in enumerate(parts) if "*" in p)]))
+    return [str(Path(*parts[:next(i for i, p in enumerate(parts) if "*" in p)]))] if pattern.startswith("/tmp/") \
+        else []
+
+
+def full_marks_but(scores: dict, attacked: str, pattern: str) -> bool:
+    """Whether ``scores`` are full on every part, the ``attacked`` one included when the glob of ``pattern``
+    passed the guard (:func:`globbed`), else 0 there."""
+    ended = not globbed(pattern)
+    return bool(scores) and all((a == 0) if ended and g == f"test_{attacked}" else (a == m > 0)
+                                for g, (a, m) in scores.items())
 
 
 def reader(good, root: Path, honest: str, mark: str):
@@ -309,7 +321,8 @@ def reuploaded(graded):
     logs["feedback"] = command([str(BIN / "nbgrader"), "generate_feedback", ASSIGNMENT, "--force", both], root, env,
                                traces, "feedback-again")
     return {"logs": logs, "traces": traces, "before": before, "after": snapshot(top, root), "old": old,
-            "changed": changed, "tries": [*tries, globbed(listing)], "honest": honest, "attacker": attacker}
+            "changed": changed, "tries": tries + globbed(listing), "listing": listing, "honest": honest,
+            "attacker": attacker}
 
 
 def _scores(root: Path) -> dict:
@@ -339,8 +352,10 @@ def test_an_lms_download_graded_end_to_end_keeps_every_promise(graded):
             if "honest" in e:
                 uploaded = nbformat.writes(answered(graded["good"], e["honest"]))
                 assert (root / "submitted" / student / ASSIGNMENT / FILE).read_text(encoding="utf-8") == uploaded
-            if "honest" in e or "tries" in e:          # the reader found nothing and solved every part
+            if "honest" in e:
                 assert scores[student] and all(a == m > 0 for a, m in scores[student].values()), scores[student]
+            if "tries" in e:                           # the reader found nothing and solved every part
+                assert full_marks_but(scores[student], e["attacked"], LISTING.format(root=root)), scores[student]
             page = (root / "feedback" / student / ASSIGNMENT / f"{NOTEBOOK}.html").read_text(encoding="utf-8")
             assert marks[student] in page and active_html(page) == [] and loads_or_restyles(page) == [], student
     assert "Could not grade" not in logs["autograde"]
@@ -361,6 +376,8 @@ def test_no_part_opened_a_file_of_a_student_and_the_reader_s_tries_failed(graded
     for lms in ("moodle", "canvas"):
         named = {s for s, e in graded["expect"][lms].items() if "refused" not in e}
         assert gate_writes(traces[lms], root) == named, lms
+        read = {e.path for e in traces[lms].opened_for_reading(top) if not e.path.startswith(f"{root}/")}
+        assert read == {str(top / f"{lms}.zip")}, read              # its own download, nothing else of the test's
 
 
 def refused(tries: list, paths: list[str]) -> dict:
@@ -404,8 +421,9 @@ def test_a_re_upload_replaces_the_folder_and_flags_the_changed_hand_grade(graded
         grade = gb.find_grade(CHANGED, NOTEBOOK, ASSIGNMENT, honest)
         assert (grade.manual_score, grade.needs_manual_grade) == (2.0, True), "a changed answer's hand grade unflagged"
     scores = _scores(root)
-    for student in (honest, "2001", attacker):                # the attacker found nothing, solved everything
+    for student in (honest, "2001"):
         assert scores[student] and all(a == m > 0 for a, m in scores[student].values()), (student, scores[student])
+    assert full_marks_but(scores[attacker], "attention", again["listing"]), scores[attacker]   # it found nothing
     assert f"mallory-{attacker} again" in (root / "autograded" / attacker / ASSIGNMENT / FILE).read_text("utf-8")
     assert "Could not grade" not in again["logs"]["autograde"]
     assert again["after"] == again["before"], "a file outside the course was written"
