@@ -58,7 +58,7 @@ import pytest
 
 from attack_kit import released_course
 from fuzz_kit import RESTYLING, active_html, loads_or_restyles, upload_name, zip_of
-from trace_kit import Trace, traced_command
+from trace_kit import Trace, confined_reads, traced_command
 
 ASSIGNMENT, NOTEBOOK = "07_exercise", "encoder_from_scratch"
 BIN = Path(sys.executable).parent
@@ -222,28 +222,6 @@ def students_files(root: Path, top: Path, students) -> dict:
     found = {s: [root / where / s for where in ("submitted", "autograded", "feedback")] for s in students}
     found["the downloads"] = sorted(top.glob("*.zip"))
     return found
-
-
-def view_roots() -> list[str]:
-    """What the sandbox's view holds (:func:`course_grader.sandbox.bwrap_argv`): the Python installation
-    and site-packages, the C libraries, the grader's and the judge's folders, its /dev, /proc, /tmp."""
-    from course_grader import sandbox
-    paths = sandbox.python_paths()
-    return [*paths["readonly"], *paths["hidden"], "/usr/lib", "/usr/lib64", "/usr/lib32", "/lib", "/lib64",
-            sandbox.GRADER_DIR, sandbox.JUDGE_DIR, "/dev", "/proc", "/tmp", "/"]
-
-
-def confined_reads(traces: dict, files: dict, top: Path) -> tuple[list, list]:
-    """(successful opens of a student's file by a confined process, or of anything outside the view,
-    over every trace; the failed tries)."""
-    got, tries = [], []
-    for name, trace in traces.items():
-        reads = trace.reads_of_other_students(files)
-        got += [f"{name}: {r}" for r in reads if r.ok]
-        got += [f"{name}: pid {e.pid} opened {e.path}, outside the view" for e in
-                trace.opened_outside(view_roots()[:-1], never=[top]) if e.path != "/"]
-        tries += [e for e in trace.attempts()]
-    return got, tries
 
 
 @pytest.fixture(scope="module")

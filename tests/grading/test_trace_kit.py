@@ -6,7 +6,7 @@ tests/grading/test_lms_end_to_end.py.)"""
 
 from __future__ import annotations
 
-from trace_kit import parse
+from trace_kit import confined_reads, parse
 
 #: the grader (100) reads 1001's notebook and starts bubblewrap (101), whose namespace's first process
 #: (102) starts the zygote (103, pid 2 inside), which forks a part (104, pid 3 inside): the part's first
@@ -54,3 +54,11 @@ def test_only_confined_processes_are_judged_and_the_view_is_checked_too():
     assert clean.reads_of_other_students(STUDENTS) == [] and clean.opened_outside(["/usr"]) == []
     assert [e.path for e in trace.attempts()] == ["/c/submitted/1002/a/nb.ipynb", "/c/autograded/1001/a/nb.ipynb"]
     assert [e.asked for e in trace.attempts()][0] == "../c/submitted/1002/a/nb.ipynb"
+
+
+def test_confined_reads_over_several_commands_names_each_broken_promise():
+    broken, tries = confined_reads({"autograde": parse(LOG, "/c"), "feedback": parse(LOG.split("101 ")[0], "/c")},
+                                   STUDENTS, "/c")
+    assert broken == ["autograde: pid 104 opened /c/submitted/1002/né.txt of 1002 by openat",
+                      "autograde: pid 104 opened /c/submitted/1002/né.txt, outside the view"]
+    assert [e.error for e in tries] == ["ENOENT", "EACCES"]

@@ -4,9 +4,16 @@ promise "no file of another student read", checked by what the kernel was asked 
 API, for any end-to-end test that runs the grader's commands::
 
     output, trace = traced_command(args, cwd, env, log)      # like subprocess.run, exit 0 asserted
-    trace.reads_of_other_students({student: [their paths]})  # [] when the promise holds
-    trace.opened_outside(roots)                              # opens by confined processes outside the view
-    trace.created(top)                                       # the files a command opened for writing under top
+    trace.reads_of_other_students({student: [their paths]})  # [Read]: no Read with .ok when the promise holds
+    trace.opened_outside(roots, never=[test_root])           # opens by confined processes outside the view
+    trace.attempts()                                         # the confined processes' failed opens
+    trace.created(top)                                       # what any process wrote, made or removed under top
+    trace.opened_for_reading(top)                            # what any process opened under top to read
+    broken, tries = confined_reads({name: trace}, files, test_root)   # both checks over several commands
+
+``log`` belongs outside any folder whose contents the test compares (it is written while the command
+runs). tests/grading/test_lms_end_to_end.py uses all of it; tests/grading/test_trace_kit.py shows the
+checker failing on a synthetic log.
 
 **What is traced.** ``strace -f`` follows every process the command starts (forks, bubblewrap's
 namespaces, the zygotes' parts), with ``--pidns-translation`` so a fork inside bubblewrap's PID
@@ -287,3 +294,27 @@ def traced_command(args: list[str], cwd: Path, env: dict, log: Path, timeout: fl
                           timeout=timeout)
     assert proc.returncode == 0, f"{args[:4]} exited {proc.returncode}:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
     return proc.stdout + proc.stderr, parse(Path(log).read_text(encoding="utf-8", errors="surrogateescape"), cwd)
+
+
+def view_roots() -> list[str]:
+    """What the sandbox's view holds (:func:`course_grader.sandbox.bwrap_argv`): the Python installation
+    and site-packages, the C libraries, the grader's and the judge's folders, its /dev, /proc, /tmp (the
+    root folder itself, which bubblewrap's ``--chdir /`` opens, is left to :func:`confined_reads`)."""
+    from course_grader import sandbox
+    paths = sandbox.python_paths()
+    return [*paths["readonly"], *paths["hidden"], "/usr/lib", "/usr/lib64", "/usr/lib32", "/lib", "/lib64",
+            sandbox.GRADER_DIR, sandbox.JUDGE_DIR, "/dev", "/proc", "/tmp"]
+
+
+def confined_reads(traces: dict[str, Trace], files: dict, test_root: Path | str) -> tuple[list[str], list[Event]]:
+    """Over the traces of several commands ({name: Trace}): (a line for each successful open, by a confined
+    process, of a student's file (``files``, as :meth:`Trace.reads_of_other_students` takes them) or of
+    anything outside the view or under ``test_root``: the promise holds when it is empty; the confined
+    processes' failed opens, the tries)."""
+    broken, tries = [], []
+    for name, trace in traces.items():
+        broken += [f"{name}: {r}" for r in trace.reads_of_other_students(files) if r.ok]
+        broken += [f"{name}: pid {e.pid} opened {e.path}, outside the view" for e in
+                   trace.opened_outside(view_roots(), never=[test_root]) if e.path != "/"]
+        tries += trace.attempts()
+    return broken, tries
