@@ -19,9 +19,10 @@ run as commands, each under strace (:mod:`trace_kit`), and:
 * **no process that ran a student's code opened a file of any student** (the trace of every command:
   :meth:`trace_kit.Trace.reads_of_other_students` is empty of successful opens), nor anything outside the
   sandbox's view (:meth:`trace_kit.Trace.opened_outside`); the reader's tries are in the trace, each
-  failed (the part's ``torch.from_file`` reaches the kernel, past the guard; its glob is the guard's);
+  failed (the part's ``torch.from_file`` reaches the kernel, past the guard; so does its glob where the
+  guard lets it, :func:`globbed`);
 * ``lms-collect`` opened for writing only ``submitted/<student>/`` of the students its download names, and
-  the course's own records;
+  the course's own records, and read nothing of the test's root but its own download;
 * nothing is written outside the course: the test's temporary root (the downloads, an empty ``HOME`` and
   ``TMPDIR`` the commands get) is as it was;
 * every feedback page loads nothing from elsewhere and restyles nothing (``fuzz_kit``'s counters).
@@ -29,19 +30,24 @@ run as commands, each under strace (:mod:`trace_kit`), and:
 Then a re-upload (:func:`test_a_re_upload_replaces_the_folder_and_flags_the_changed_hand_grade`): a TA
 gives the honest Moodle student's written answer a hand grade (nbgrader's Gradebook API); a second
 download holds that student's notebook with the answer changed and the reader's new attack;
-``lms-collect --force``, ``autograde`` and ``generate_feedback`` again, traced: the student's folder is
-replaced whole (a new folder; a file the old one held is gone), the log says "Updating submission", the
-new notebook is graded, the hand grade is kept but flagged for review, the honest students keep full
-marks, nothing outside the course is written, and no part opened a student's file.
+``lms-collect --force``, then ``autograde --force`` and ``generate_feedback --force`` of those two
+students (``--student``: without times from the LMS, nothing says the re-upload is newer), traced: the
+student's folder is replaced whole (a new folder; a file the old one held is gone), the log says
+"Updating submission", the new notebook is graded, the hand grade is kept but flagged for review, the
+honest students keep full marks, nothing outside the course is written, no part opened a student's file,
+and the gate read nothing of the old folder's notebook (the trace shows it removed).
 
 It fails with a gate removed (tried by hand, each planted in the source, then removed): Moodle's names
 matched on their last id (the claim takes the honest student's place), lone surrogates not repaired
 (``lms-collect`` exits 1), ``<style>`` allowed by ``html_out`` (the restyler's feedback page); the
-course's folder bound read-only into the sandbox's view (``sandbox.bwrap_argv``): the reader's
-``torch.from_file`` of the honest student's submitted notebook succeeds, and the traced-reads assertion
-names that open; a re-upload merged into the old folder (``lms_in.collect`` writing the new notebook
-over the old one instead of replacing the folder): the old folder's file stays and the folder is the old
-one. The checker itself fails on a synthetic trace with a successful read (tests/grading/test_trace_kit.py).
+course's folder bound read-only into the sandbox's view (``sandbox.bwrap_argv``) with the part's own
+``/tmp``, its uid (``nobody``) and Landlock taken away (``zygote``): each of the reader's tries succeeds,
+``../`` and ``/proc/self/cwd`` included, and the traced-reads assertion names every open by the path the
+kernel resolved (with the part's own ``/tmp`` kept, the bind, uid and Landlock gone, every try was still
+refused: the course lies under ``/tmp``, which the part's own tmpfs covers); a re-upload merged into the
+old folder (``lms_in.collect`` moving the new notebook into it instead of replacing the folder): the old
+folder's file stays and the folder is the old one. The checker itself fails on a synthetic trace with a
+successful read (tests/grading/test_trace_kit.py).
 """
 
 from __future__ import annotations
