@@ -210,13 +210,12 @@ def snapshot(top: Path, skip: Path) -> dict:
 
 
 def command(args: list[str], root: Path, env: dict, traces: dict, name: str) -> str:
-    """Run ``args`` in the course under strace (its log in a folder outside the test's root), exit 0
-    asserted; its Trace goes into ``traces[name]``."""
-    out, traces[name] = traced_command(args, root, env, TRACES / f"{name}.log")
+    """Run ``args`` in the course under strace, exit 0 asserted; its Trace goes into ``traces[name]``, its
+    log beside the test's root (``<root>-traces/``: outside what the test compares)."""
+    folder = root.parent.with_name(root.parent.name + "-traces")
+    folder.mkdir(exist_ok=True)
+    out, traces[name] = traced_command(args, root, env, folder / f"{name}.log")
     return out
-
-
-TRACES = Path()                          # the traces' folder (the fixture sets it: outside the test's root)
 
 
 def grader(*args: str) -> list[str]:
@@ -234,8 +233,6 @@ def students_files(root: Path, top: Path, students) -> dict:
 def graded(tmp_path_factory):
     """The course after both downloads, collected, autograded and given feedback; the commands' logs and
     traces."""
-    global TRACES
-    TRACES = tmp_path_factory.mktemp("lms_traces")
     top = tmp_path_factory.mktemp("lms_end_to_end")
     root = top / "course"
     good = released_course(root)
