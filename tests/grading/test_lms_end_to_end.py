@@ -209,12 +209,16 @@ def snapshot(top: Path, skip: Path) -> dict:
     return found
 
 
-def command(args: list[str], root: Path, env: dict, traces: dict, name: str) -> str:
-    """Run ``args`` in the course under strace, exit 0 asserted; its Trace goes into ``traces[name]``, its
-    log beside the test's root (``<root>-traces/``: outside what the test compares)."""
+def command(args: list[str], root: Path, env: dict, traces: dict | None = None, name: str | None = None) -> str:
+    """Run ``args`` in the course ``root`` under strace, exit 0 asserted; its output. Its Trace goes into
+    ``traces[name]`` (when given), its log beside the test's root (``<top>-traces/``: outside what the
+    test compares). tests/grading/test_exchange_end_to_end.py calls it with the first three."""
     folder = root.parent.with_name(root.parent.name + "-traces")
     folder.mkdir(exist_ok=True)
-    out, traces[name] = traced_command(args, root, env, folder / f"{name}.log")
+    name = name or f"command-{len(list(folder.iterdir()))}"
+    out, trace = traced_command(args, root, env, folder / f"{name}.log")
+    if traces is not None:
+        traces[name] = trace
     return out
 
 
