@@ -14,7 +14,7 @@ NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 # JupyterLab refuses to run as root without --allow-root (containers, CI).
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 
-.PHONY: setup setup-dev lab test test-fast nbval nbval-cpus site browser-deps sandbox-deps hub-deps a11y-deps hub-demo bench clean figures
+.PHONY: setup setup-dev lab test test-fast nbval nbval-cpus site browser-deps sandbox-deps trace-deps hub-deps a11y-deps hub-demo bench clean figures
 .PHONY: instructor release
 
 setup: $(STAMP)
@@ -89,6 +89,12 @@ sandbox-deps:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; \
 	  else echo "bubblewrap is missing: sudo apt-get install -y bubblewrap" >&2; exit 1; fi; }
 
+# strace, a test tool: the end-to-end tests trace every file the grader's commands open (tests/grading/trace_kit.py).
+trace-deps:
+	@command -v strace >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace >/dev/null; \
+	  else echo "strace is missing: sudo apt-get install -y strace" >&2; exit 1; fi; }
+
 # JupyterHub's proxy for the hub test and `make hub-demo`: configurable-http-proxy from npm, under
 # .hub/ (git-ignored); Node.js and npm from Debian when missing. Version 5 needs Node 20+; older: 4.x.
 CHP := .hub/node_modules/.bin/configurable-http-proxy
@@ -128,7 +134,7 @@ hub-demo: $(DEV_STAMP) sandbox-deps hub-deps
 # minutes where one took 33; three took 22 too). Each worker takes whole modules (--dist loadscope:
 # a module's fixtures are made once), the longest first (tests/conftest.py). TEST_JOBS=0: one process.
 TEST_JOBS ?= 2
-test: $(DEV_STAMP) browser-deps sandbox-deps hub-deps a11y-deps
+test: $(DEV_STAMP) browser-deps sandbox-deps trace-deps hub-deps a11y-deps
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest -p no:cacheprovider -n $(TEST_JOBS) --dist loadscope \
 	  --no-loadscope-reorder --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg tests $(NOTEBOOKS)
 	$(MAKE) --no-print-directory nbval-cpus
