@@ -29,6 +29,10 @@ collect --update`` (the course's ``nbgrader_config.py`` makes it the same gate),
 * nothing is written outside the course: the test's temporary root (the exchange, an empty ``HOME`` and
   ``TMPDIR`` the commands get) is as it was, the exchange included;
 * every feedback page loads nothing from elsewhere and restyles nothing (``fuzz_kit``'s counters).
+* traced reads (every command runs under strace, ``tests/grading/trace_kit.py``): no confined process opened
+  a file of any student (their folders in ``inbound/``, by owner, and in ``submitted/``, ``autograded/``,
+  ``feedback/``) or anything outside the view; each ``collect`` wrote only into its private staging
+  folders and the ``submitted/`` folders of the students it collected.
 
 It fails with a gate removed (each planted by hand in the source, seen to fail, then removed):
 
@@ -66,7 +70,19 @@ import pytest
 
 from attack_kit import released_course
 from fuzz_kit import RESTYLING, active_html, loads_or_restyles
-from test_lms_end_to_end import ASSIGNMENT, BIN, FILE, NOTEBOOK, SURROGATE, _scores, answered, command, snapshot
+from test_lms_end_to_end import (
+    ASSIGNMENT,
+    BIN,
+    FILE,
+    NOTEBOOK,
+    SURROGATE,
+    _scores,
+    answered,
+    command,
+    gate_writes,
+    snapshot,
+)
+from trace_kit import Trace, confined_reads
 
 COURSE = "transformer-encoder-hands-on"                 # nbgrader_config.py's course_id
 HONEST = "daemon"                                       # accounts on any Debian or Ubuntu machine
@@ -222,19 +238,23 @@ def rounds(tmp_path_factory):
     grade = [sys.executable, "-m", "course_grader", "autograde", ASSIGNMENT, "--jobs", "1", "--allow-public-seeds"]
     feedback = [str(BIN / "nbgrader"), "generate_feedback", ASSIGNMENT]
     one = {"expect": round_one(inbound, good, release), "before": snapshot(top, root), "logs": {}}
-    one["logs"]["collect"] = command([sys.executable, "-m", "course_grader", "collect", ASSIGNMENT, *where], root, env)
-    one["logs"]["autograde"] = command(grade, root, env)
+    traces: dict[str, Trace] = {}
+    one["logs"]["collect"] = command([sys.executable, "-m", "course_grader", "collect", ASSIGNMENT, *where], root, env,
+                                     traces, "collect")
+    one["logs"]["autograde"] = command(grade, root, env, traces, "autograde")
     one["hand"] = hand_grade(root, HONEST)
-    one["logs"]["feedback"] = command(feedback, root, env)
-    one["logs"]["report"] = command([sys.executable, "-m", "course_grader", "report", ASSIGNMENT], root, env)
+    one["logs"]["feedback"] = command(feedback, root, env, traces, "feedback")
+    one["logs"]["report"] = command([sys.executable, "-m", "course_grader", "report", ASSIGNMENT], root, env, traces,
+                                    "report")
     one.update(after=snapshot(top, root), seen=observe(root), scores=_scores(root), inbound=sorted(os.listdir(inbound)))
     two = {"expect": round_two(inbound, good), "before": snapshot(top, root), "logs": {}}
-    two["logs"]["collect"] = command([str(BIN / "nbgrader"), "collect", ASSIGNMENT, "--update", *where], root, env)
-    two["logs"]["autograde"] = command(grade, root, env)
-    two["logs"]["feedback"] = command(feedback, root, env)
+    two["logs"]["collect"] = command([str(BIN / "nbgrader"), "collect", ASSIGNMENT, "--update", *where], root, env,
+                                     traces, "collect-again")
+    two["logs"]["autograde"] = command(grade, root, env, traces, "autograde-again")
+    two["logs"]["feedback"] = command(feedback, root, env, traces, "feedback-again")
     two.update(after=snapshot(top, root), seen=observe(root), scores=_scores(root),
                written=written_grades(root, HONEST))
-    return {"root": root, "one": one, "two": two}
+    return {"root": root, "top": top, "inbound": inbound, "one": one, "two": two, "traces": traces}
 
 
 def pages_keep_their_promises(seen: dict, marks: dict) -> None:
@@ -294,6 +314,27 @@ def test_a_re_upload_replaces_the_folder_and_flags_the_hand_grade_of_a_changed_a
     pages_keep_their_promises(two["seen"], marks)
     assert "Could not grade" not in two["logs"]["autograde"]
     assert two["after"] == two["before"], "a file outside the course (or in the exchange) was written"
+
+
+def test_no_part_opened_a_file_of_a_student_and_collect_wrote_only_what_it_collected(rounds):
+    """Traced reads (tests/grading/trace_kit.py) over every command of both rounds: no confined process (a
+    part, its zygote, the judge) opened a file of any student (their folders in ``inbound/``,
+    ``submitted/``, ``autograded/``, ``feedback/``) or anything outside the view; each ``collect`` wrote
+    into the ``submitted/`` folders of the students it collected and nowhere else in the course."""
+    root, traces = rounds["root"], rounds["traces"]
+    one = rounds["one"]
+    files = {s: [root / where / s for where in ("submitted", "autograded", "feedback")] for s in one["expect"]}
+    for folder in rounds["inbound"].iterdir():                  # every folder of both rounds, by its owner
+        files[pwd.getpwuid(folder.lstat().st_uid).pw_name].append(folder)
+    got, _ = confined_reads(traces, files, rounds["top"])
+    assert got == [], "\n".join(got)
+    assert traces["autograde"].confined() and traces["autograde-again"].confined(), "no sandboxed process traced"
+    collected = {s for s, e in one["expect"].items() if "refused" not in e}
+    for name, students in (("collect", collected), ("collect-again", {HONEST})):
+        wrote = gate_writes(traces[name], root)
+        staging = {w for w in wrote if w.startswith(".collect-")}      # its private copies, moved into place
+        assert wrote - staging == students, (name, wrote)
+        assert not [w for w in staging if (root / "submitted" / w).exists()], "a staging folder left behind"
 
 
 def test_an_unchanged_folder_is_not_newer_than_its_copy(tmp_path):
