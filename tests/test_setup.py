@@ -118,6 +118,10 @@ def test_make_test_sets_up_the_developers_extras():
     _, body = recipe("sandbox-deps")
     assert any("command -v bwrap" in line for line in body)
     assert any("install -y -qq bubblewrap" in line for line in body)
+    assert "trace-deps" in prerequisites            # the end-to-end tests trace the grader's opens
+    _, body = recipe("trace-deps")
+    assert any("command -v strace" in line for line in body)
+    assert any("install -y -qq strace" in line for line in body)
     deps, body = recipe("$(DEV_STAMP)")
     assert deps == ["$(STAMP)", "grader/pyproject.toml"] and '$(PY) -m pip install -q -e ".[dev]" -e grader' in body
     dev = pyproject_requirements(extras=("dev",))
