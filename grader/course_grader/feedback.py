@@ -167,7 +167,8 @@ def embed_figures(text: str, folder: str) -> str:
     def one(m: re.Match) -> str:
         path = os.path.normpath(os.path.join(folder, m.group("src")))
         kind = mimetypes.guess_type(path)[0]
-        if ":" in m.group("src") or not path.startswith(os.path.join(folder, "")) or not kind or not os.path.isfile(path):
+        inside = path.startswith(os.path.join(folder, ""))
+        if ":" in m.group("src") or not inside or not kind or not os.path.isfile(path):
             return m.group(0)
         with open(path, "rb") as f:
             data = base64.b64encode(f.read()).decode("ascii")

@@ -200,7 +200,9 @@ class MatchReleasedCells(NbGraderPreprocessor):
     cells) before nbgrader's own preprocessors read it: a cell whose grade_id the assignment does not
     have (an extra grade cell, ``test_bonus``) is no longer an nbgrader cell (it stays, ungraded, and the
     log says so: nbgrader's OverwriteCells stopped the run on it); a known cell gets the released cell's
-    type and points (``points: 1000`` changes nothing). The run goes on."""
+    type and points (``points: 1000`` changes nothing), each difference said in the log with the
+    student's id (nbgrader's own OverwriteCells would no longer see it, and its lines name no student).
+    The run goes on."""
 
     def preprocess(self, nb, resources):
         from nbgrader.api import Gradebook
@@ -209,6 +211,7 @@ class MatchReleasedCells(NbGraderPreprocessor):
             released = {c.name: c for c in source.source_cells}
             points = {c.name: c.max_score for c in [*source.grade_cells, *source.task_cells]}
             types = {c.name: c.cell_type for c in source.source_cells}
+        student = ascii(str(resources["nbgrader"].get("student", "")))
         for i, cell in enumerate(nb.cells):
             meta = cell.metadata.get("nbgrader")
             if not isinstance(meta, dict) or not (meta.get("grade") or meta.get("solution") or meta.get("locked")
@@ -216,11 +219,17 @@ class MatchReleasedCells(NbGraderPreprocessor):
                 continue
             gid = meta.get("grade_id")
             if gid not in released:
-                self.log.warning("Cell %d's grade_id %s is not one of the assignment's: graded as a plain cell",
-                                 i, ascii(str(gid))[:60])
+                self.log.warning("%s: cell %d's grade_id %s is not one of the assignment's: graded as a plain cell",
+                                 student, i, ascii(str(gid))[:60])
                 del cell.metadata["nbgrader"]
                 continue
+            if cell.cell_type != types[gid]:
+                self.log.warning("%s: cell %d (%s) was a %s cell: graded as the release's %s cell", student, i,
+                                 ascii(gid)[:60], ascii(cell.cell_type)[:20], types[gid])
             cell.cell_type = types[gid]
+            if gid in points and meta.get("points") != points[gid]:
+                self.log.warning("%s: cell %d (%s) claimed %s points: graded on the release's %g", student, i,
+                                 ascii(gid)[:60], ascii(meta.get("points"))[:20], points[gid])
             if gid in points:
                 meta["points"] = points[gid]
             elif "points" in meta:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -54,11 +55,15 @@ THIRD_ROUND = {
 
 
 def _bonus(nb) -> None:
-    """Issue 41 item 5: every test cell worth 1000 points, and an extra grade cell of the student's own."""
+    """Issue 41 item 5: every test cell worth 1000 points, and an extra grade cell of the student's own; a
+    written answer retyped as a raw cell (issue 48)."""
     for cell in nb["cells"]:
         meta = cell["metadata"].get("nbgrader", {})
         if meta.get("grade") and str(meta.get("grade_id", "")).startswith("test_"):
             meta["points"] = 1000
+    written = next(c for c in nb["cells"]
+                   if c["cell_type"] == "markdown" and c["metadata"].get("nbgrader", {}).get("solution"))
+    written["cell_type"] = "raw"                              # a written answer handed in as a raw cell
     extra = json.loads(json.dumps(_test_cell(nb)))
     extra["metadata"]["nbgrader"].update(grade_id="test_bonus", points=50)
     extra["id"] = "bonus"
@@ -123,11 +128,15 @@ def test_one_bad_submission_is_its_own_failure(course):
 def test_points_and_extra_grade_cells_change_nothing(course):
     """Issue 41 item 5: test cells worth 1000 points and an extra grade cell (``test_bonus``) crashed
     nbgrader's OverwriteCells; checked against the released notebook, the submission is graded on the
-    released points, the extra cell is ungraded, and the run exits 0."""
+    released points, the extra cell is ungraded, and the run exits 0. Issue 48: each difference from the
+    release (points, a cell's type) is a line of the log naming the student."""
     scores = _scores(course["root"], "bonus")
     assert "test_bonus" not in scores and scores == _scores(course["root"], "carol")
     assert all(a == m and m < 1000 for a, m in scores.values())
-    assert "'test_bonus' is not one of the assignment's" in course["proc"].stderr
+    err = course["proc"].stderr
+    assert "'bonus': cell" in err and "'test_bonus' is not one of the assignment's" in err
+    assert re.search(r"'bonus': cell \d+ \('test_attention'\) claimed 1000 points: graded on the release's \d", err)
+    assert re.search(r"'bonus': cell \d+ \('\w+'\) was a 'raw' cell: graded as the release's markdown cell", err)
 
 
 def test_metadata_nbgrader_rejects_is_that_submission_alone(course):
