@@ -28,6 +28,11 @@ def test_figures_of_the_folder_become_data(tmp_path):
                         str(tmp_path))
     assert f"![one](data:image/svg+xml;base64,{base64.b64encode(b'<svg/>').decode()})" in out
     assert "(https://x.org/b.svg)" in out and "(../secret.svg)" in out and "(c.svg)" in out
+    sibling = tmp_path.with_name(tmp_path.name + "2")          # a folder whose name begins as this one's
+    sibling.mkdir()
+    (sibling / "b.svg").write_text("<svg>sibling</svg>")
+    side = f"../{sibling.name}/b.svg"
+    assert embed_figures(f"![side]({side})", str(tmp_path)) == f"![side]({side})"
 
 
 # The feedback page itself, rendered as nbgrader's generate_feedback renders it (nbgrader_config.py's
