@@ -21,7 +21,7 @@ SLOW_MODULES = {
                 "test_class_report", "test_course_admin", "test_exchange", "test_exercise_roundtrip",
                 "test_fuzz_files", "test_fuzz_html", "test_fuzz_json",
                 "test_fair_to_honest_code", "test_feedback", "test_hidden_stays_hidden", "test_landlock", "test_lms",
-                "test_lms_end_to_end", "test_lms_uploads",
+                "test_lms_end_to_end", "test_lms_uploads", "test_exchange_end_to_end",
                 "test_new_seeds", "test_pool", "test_recording", "test_reverse_learns", "test_sandbox",
                 "test_sandbox_autograde", "test_sandbox_nonroot", "test_similarity", "test_similarity_limits",
                 "test_termination", "test_validation"},
