@@ -31,7 +31,7 @@ _EXPORTS = {
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
-__version__ = "0.7.0"
+__version__ = "0.7.1"
 
 __all__ = [
     "sinusoidal_positional_encoding", "scaled_dot_product_attention", "MultiHeadAttention",
