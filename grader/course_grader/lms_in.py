@@ -114,8 +114,13 @@ def whose(member: str, lms: str, roster: set | None = None) -> tuple[str, int, s
     it reads as two students' (on the ``roster``, else two plain ids): a name made to look like another's."""
     found = readings(member, lms)
     if len({r[0] for r in found}) > 1:
-        found = [r for r in found if (r[0] in roster if roster is not None else plain_id(r[0]))]
+        found = _students(found, roster)
     return found[0] if len({r[0] for r in found}) == 1 else None
+
+
+def _students(found: list, roster: set | None) -> list:
+    """The readings of ``found`` whose id is a student's: on the ``roster``, else a plain id."""
+    return [r for r in found if (r[0] in roster if roster is not None else plain_id(r[0]))]
 
 
 def _read(z: zipfile.ZipFile, info: zipfile.ZipInfo, limits: Limits) -> bytes:
@@ -159,8 +164,7 @@ def plan(path: str, lms: str, notebooks: list[str], roster: set | None, limits: 
                 continue
             named = whose(info.filename, lms, roster)
             if named is None:
-                ids = sorted({r[0] for r in readings(info.filename, lms)
-                              if (r[0] in roster if roster is not None else plain_id(r[0]))})
+                ids = sorted({r[0] for r in _students(readings(info.filename, lms), roster)})
                 notes.append(f"Names {' and '.join(ids)} (a name made to look like another student's; left out): "
                              f"{ascii(info.filename)[:120]}" if len(ids) > 1 else
                              f"Not an upload's name in the download (left out): {ascii(info.filename)[:120]}")
