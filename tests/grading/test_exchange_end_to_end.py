@@ -79,6 +79,7 @@ from test_lms_end_to_end import (
     _scores,
     answered,
     command,
+    full_marks,
     gate_writes,
     snapshot,
 )
@@ -265,10 +266,6 @@ def pages_keep_their_promises(seen: dict, marks: dict) -> None:
             assert marks[student] in got[key], (student, key)
             assert not [o for o, m in marks.items() if o != student and m in got[key]], (student, key)
         assert active_html(got["page"]) == [] and loads_or_restyles(got["page"]) == [], student
-
-
-def full_marks(scores: dict) -> bool:
-    return bool(scores) and all(a == m > 0 for a, m in scores.values())
 
 
 def test_the_exchange_graded_end_to_end_keeps_every_promise(rounds):

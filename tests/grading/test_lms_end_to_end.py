@@ -178,6 +178,11 @@ def globbed(pattern: str) -> list[str]:
         else []
 
 
+def full_marks(scores: dict) -> bool:
+    """Whether ``scores`` ({grade: (score, max)}) are full on every part, and there are some."""
+    return bool(scores) and all(a == m > 0 for a, m in scores.values())
+
+
 def full_marks_but(scores: dict, attacked: str, pattern: str) -> bool:
     """Whether ``scores`` are full on every part, the ``attacked`` one included when the glob of ``pattern``
     passed the guard (:func:`globbed`), else 0 there."""
@@ -338,7 +343,7 @@ def test_an_lms_download_graded_end_to_end_keeps_every_promise(graded):
                 uploaded = nbformat.writes(answered(graded["good"], e["honest"]))
                 assert (root / "submitted" / student / ASSIGNMENT / FILE).read_text(encoding="utf-8") == uploaded
             if "honest" in e:
-                assert scores[student] and all(a == m > 0 for a, m in scores[student].values()), scores[student]
+                assert full_marks(scores[student]), scores[student]
             if "tries" in e:                           # the reader found nothing and solved every part
                 assert full_marks_but(scores[student], e["attacked"], LISTING.format(root=root)), scores[student]
             page = (root / "feedback" / student / ASSIGNMENT / f"{NOTEBOOK}.html").read_text(encoding="utf-8")
@@ -407,7 +412,7 @@ def test_a_re_upload_replaces_the_folder_and_flags_the_changed_hand_grade(graded
         assert (grade.manual_score, grade.needs_manual_grade) == (2.0, True), "a changed answer's hand grade unflagged"
     scores = _scores(root)
     for student in (honest, "2001"):
-        assert scores[student] and all(a == m > 0 for a, m in scores[student].values()), (student, scores[student])
+        assert full_marks(scores[student]), (student, scores[student])
     assert full_marks_but(scores[attacker], "attention", again["listing"]), scores[attacker]   # it found nothing
     assert f"mallory-{attacker} again" in (root / "autograded" / attacker / ASSIGNMENT / FILE).read_text("utf-8")
     assert "Could not grade" not in again["logs"]["autograde"]
