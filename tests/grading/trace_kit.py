@@ -155,6 +155,12 @@ def _joined(lines: list[str]) -> list[tuple[int, str]]:
     return out
 
 
+def _under(path: str, top: Path | str) -> bool:
+    """Whether ``path`` is ``top`` or lies under it."""
+    top = str(top).rstrip("/")
+    return path == top or path.startswith(top + "/")
+
+
 class Trace:
     """The events of one traced command (:func:`parse`)."""
 
@@ -190,14 +196,14 @@ class Trace:
         ``autograded/<id>``, ``feedback/<id>``). A confined process serves no student's files, so each
         one counts (see the module's docstring). A successful one breaks the promise; a failed one is an
         attempt that the sandbox stopped."""
-        areas = [(str(p).rstrip("/"), s) for s, paths in students.items() for p in paths]
+        areas = [(p, s) for s, paths in students.items() for p in paths]
         found = []
         for e in self.confined_events():
             if e.syscall not in OPENS + ("execve", "execveat", "readlink", "readlinkat", "chdir", "fchdir",
                                          "truncate", "link", "linkat", "symlink", "symlinkat"):
                 continue
             for area, student in areas:
-                if e.path == area or e.path.startswith(area + "/"):
+                if _under(e.path, area):
                     found.append(Read(e.pid, e.syscall, e.path, e.ok, e.error, student))
                     break
         return found
@@ -210,19 +216,13 @@ class Trace:
         """Successful opens of files and folders by confined processes under none of ``roots`` (the
         view's own), or under one of ``never`` (a course under ``/tmp`` is not the part's own ``/tmp``).
         Descriptors that are no path (``pid:[...]``, ``pipe:``, ``anon_inode:``) are left out."""
-        def under(path: str, tops) -> bool:
-            return any(path == t or path.startswith(t.rstrip("/") + "/") for t in map(str, tops))
         return [e for e in self.confined_events() if e.syscall in OPENS and e.ok and e.path.startswith("/")
-                and (not under(e.path, roots) or under(e.path, never))]
+                and (not any(_under(e.path, t) for t in roots) or any(_under(e.path, t) for t in never))]
 
     def created(self, top: Path | str) -> list[Event]:
         """Successful calls that write, make, rename or remove something under ``top`` (a rename's or
         link's either end), by any process."""
-        top = str(top).rstrip("/")
-
-        def under(path: str) -> bool:
-            return path == top or path.startswith(top + "/")
-        return [e for e in self.events if e.ok and (under(e.path) or under(e.target))
+        return [e for e in self.events if e.ok and (_under(e.path, top) or _under(e.target, top))
                 and (e.syscall in OPENS and WRITING.search(e.flags) or e.syscall.startswith(
                     ("rename", "mkdir", "unlink", "rmdir", "link", "symlink", "truncate")))]
 
